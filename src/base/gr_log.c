@@ -1,0 +1,142 @@
+#include "gr_log.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+static atomic_int log_level = GR_LOG_INFO;
+static atomic_int log_fd = STDERR_FILENO;
+static const char *log_version = GR_VERSION;
+
+static const char *const level_names[] = {"debug", "info", "warn", "error"};
+
+int gr_log_parse_level(const char *s, gr_log_level *out)
+{
+    if (!s)
+        return GR_EINVAL;
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(s, level_names[i]) == 0) {
+            *out = (gr_log_level)i;
+            return GR_OK;
+        }
+    }
+    if (strcasecmp(s, "warning") == 0) {
+        *out = GR_LOG_WARN;
+        return GR_OK;
+    }
+    return GR_EINVAL;
+}
+
+int gr_log_init(const char *version, gr_err *err)
+{
+    if (version)
+        log_version = version;
+    const char *env = getenv("LOG_LEVEL");
+    if (!env || !*env)
+        return GR_OK;
+    gr_log_level lvl;
+    if (gr_log_parse_level(env, &lvl) != GR_OK)
+        return gr_err_set(err, GR_EINVAL,
+                          "LOG_LEVEL: unknown level \"%s\"; use debug, info, warn or error", env);
+    gr_log_set_level(lvl);
+    return GR_OK;
+}
+
+void gr_log_set_level(gr_log_level level)
+{
+    atomic_store(&log_level, (int)level);
+}
+
+gr_log_level gr_log_get_level(void)
+{
+    return (gr_log_level)atomic_load(&log_level);
+}
+
+int gr_log_enabled(gr_log_level level)
+{
+    return (int)level >= atomic_load(&log_level);
+}
+
+void gr_log_set_fd(int fd)
+{
+    atomic_store(&log_fd, fd < 0 ? STDERR_FILENO : fd);
+}
+
+static void format_time(char *out, size_t n)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char base[32];
+    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out, n, "%s.%03ldZ", base, ts.tv_nsec / 1000000L);
+}
+
+void gr_log(gr_log_level level, const char *module, const char *msg, ...)
+{
+    if (!gr_log_enabled(level))
+        return;
+    int saved_errno = errno;
+    json_t *o = json_object();
+    if (!o)
+        return;
+    char tbuf[48];
+    format_time(tbuf, sizeof tbuf);
+    json_object_set_new(o, "time", json_string(tbuf));
+    json_object_set_new(o, "level", json_string(level_names[level & 3]));
+    json_object_set_new(o, "msg", msg ? json_string(msg) : json_null());
+    json_object_set_new(o, "module", json_string(module ? module : ""));
+    json_object_set_new(o, "version", json_string(log_version));
+    va_list ap;
+    va_start(ap, msg);
+    for (;;) {
+        int t = va_arg(ap, int);
+        if (t == GR_KVT_END)
+            break;
+        const char *k = va_arg(ap, const char *);
+        json_t *v = NULL;
+        switch (t) {
+        case GR_KVT_STR: {
+            const char *s = va_arg(ap, const char *);
+            v = s ? json_string(s) : json_null();
+            if (s && !v) /* not UTF-8: keep the bytes readable */
+                v = json_stringn_nocheck(s, strlen(s));
+            break;
+        }
+        case GR_KVT_INT:
+            v = json_integer(va_arg(ap, long long));
+            break;
+        case GR_KVT_DOUBLE:
+            v = json_real(va_arg(ap, double));
+            break;
+        case GR_KVT_BOOL:
+            v = json_boolean(va_arg(ap, int));
+            break;
+        default:
+            goto done; /* unknown tag: stop reading varargs safely */
+        }
+        if (k && v)
+            json_object_set_new(o, k, v);
+        else
+            json_decref(v);
+    }
+done:
+    va_end(ap);
+    char *line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    if (line) {
+        size_t len = strlen(line);
+        line[len] = '\n'; /* replace the terminator: json_dumps allocates len+1 */
+        ssize_t w = write(atomic_load(&log_fd), line, len + 1);
+        (void)w;
+        free(line);
+    }
+    errno = saved_errno;
+}

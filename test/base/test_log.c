@@ -1,0 +1,104 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "gr_log.h"
+
+/* Capture one log line through a pipe and parse it as JSON. */
+static json_t *capture(void (*emit)(void))
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    gr_log_set_fd(fds[1]);
+    emit();
+    gr_log_set_fd(-1);
+    close(fds[1]);
+    char buf[4096];
+    ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    close(fds[0]);
+    if (n <= 0)
+        return NULL;
+    buf[n] = '\0';
+    assert_int_equal(buf[n - 1], '\n');
+    assert_null(strchr(buf, '\n') + 1 == buf + n ? NULL : buf); /* exactly one line */
+    json_error_t je;
+    json_t *o = json_loads(buf, 0, &je);
+    assert_non_null(o);
+    return o;
+}
+
+static void emit_info(void)
+{
+    gr_log(GR_LOG_INFO, "webhook", "injected", GR_KV_STR("pod", "train-0"), GR_KV_INT("count", 3),
+           GR_KV_BOOL("gang", 1), GR_KV_DOUBLE("ms", 0.5), GR_KV_STR("quote", "a\"b\n"), GR_KV_END);
+}
+
+static void emit_debug(void)
+{
+    gr_log(GR_LOG_DEBUG, "x", "hidden", GR_KV_END);
+}
+
+static void test_line_shape(void **state)
+{
+    (void)state;
+    gr_log_set_level(GR_LOG_INFO);
+    json_t *o = capture(emit_info);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "level")), "info");
+    assert_string_equal(json_string_value(json_object_get(o, "msg")), "injected");
+    assert_string_equal(json_string_value(json_object_get(o, "module")), "webhook");
+    assert_string_equal(json_string_value(json_object_get(o, "version")), GR_VERSION);
+    assert_string_equal(json_string_value(json_object_get(o, "pod")), "train-0");
+    assert_int_equal(json_integer_value(json_object_get(o, "count")), 3);
+    assert_true(json_is_true(json_object_get(o, "gang")));
+    assert_string_equal(json_string_value(json_object_get(o, "quote")), "a\"b\n");
+    const char *t = json_string_value(json_object_get(o, "time"));
+    assert_non_null(t);
+    assert_int_equal(strlen(t), 24); /* 2026-11-30T17:07:32.123Z */
+    assert_int_equal(t[23], 'Z');
+    json_decref(o);
+}
+
+static void test_level_filter(void **state)
+{
+    (void)state;
+    gr_log_set_level(GR_LOG_INFO);
+    assert_null(capture(emit_debug));
+    gr_log_set_level(GR_LOG_DEBUG);
+    json_t *o = capture(emit_debug);
+    assert_non_null(o);
+    json_decref(o);
+    gr_log_set_level(GR_LOG_INFO);
+}
+
+static void test_env_level(void **state)
+{
+    (void)state;
+    gr_err e;
+    setenv("LOG_LEVEL", "WARN", 1);
+    assert_int_equal(gr_log_init(NULL, &e), GR_OK);
+    assert_int_equal(gr_log_get_level(), GR_LOG_WARN);
+    setenv("LOG_LEVEL", "verbose", 1);
+    assert_int_equal(gr_log_init(NULL, &e), GR_EINVAL);
+    assert_non_null(strstr(e.msg, "LOG_LEVEL"));
+    assert_non_null(strstr(e.msg, "debug, info, warn or error"));
+    unsetenv("LOG_LEVEL");
+    gr_log_set_level(GR_LOG_INFO);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_line_shape),
+        cmocka_unit_test(test_level_filter),
+        cmocka_unit_test(test_env_level),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
