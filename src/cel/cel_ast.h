@@ -1,0 +1,156 @@
+/*
+ * cel_ast.h — the parsed and resolved expression tree (internal).
+ *
+ * The parser (cel_parse.c) builds the tree, expands macros, resolves
+ * identifiers to variable/local slots and functions to ids; the evaluator
+ * (cel_eval.c) walks it. Nodes are owned by the program: every node is on
+ * the program's allocation list and freed by cel_ast_free_all().
+ */
+#ifndef GR_CEL_AST_H
+#define GR_CEL_AST_H
+
+#include "cel_int.h"
+
+typedef enum cel_op {
+    N_CONST,  /* cval */
+    N_IDENT,  /* name (only before resolution) */
+    N_VAR,    /* slot = declared variable index */
+    N_LOCAL,  /* slot = comprehension variable slot */
+    N_UNDECL, /* name: evaluation error "undeclared reference" */
+    N_SELECT, /* args[0].name; flags & NF_TEST_ONLY for has() */
+    N_INDEX,  /* args[0][args[1]] */
+    N_CALL,   /* fn(args...), receiver first when NF_RECEIVER */
+    N_LIST,   /* [args...] */
+    N_MAP,    /* {args[0]: args[1], ...} */
+    N_AND,    /* args[0] && args[1] */
+    N_OR,     /* args[0] || args[1] */
+    N_COND,   /* args[0] ? args[1] : args[2] */
+    N_COMP,   /* comprehension macro: fn = CM_*, slot = iteration variable */
+    N_STRUCT, /* name{args[0]: args[1], ...}: args[2i] are string constants (field
+                 names); fn = WKT_* for google.protobuf well-known types */
+} cel_op;
+
+/* google.protobuf well-known types built with message syntax. */
+enum {
+    WKT_NONE = 0, /* any other name: a GR_CEL_OBJECT */
+    WKT_BOOL,
+    WKT_BYTES,
+    WKT_DOUBLE,
+    WKT_FLOAT,
+    WKT_INT32,
+    WKT_INT64,
+    WKT_STRING,
+    WKT_UINT32,
+    WKT_UINT64,
+    WKT_VALUE,
+    WKT_STRUCT,
+    WKT_LIST,
+    WKT_DURATION,
+    WKT_TIMESTAMP,
+    WKT_ANY,
+};
+
+enum {
+    NF_TEST_ONLY = 1, /* has(a.b) */
+    NF_RECEIVER = 2,  /* a.f(x) */
+    NF_ROOTDOT = 4,   /* .a (root-scoped identifier) */
+};
+
+/* Comprehension macros (N_COMP fn). args: [range, body] or, for the
+ * three-argument map, [range, filter, transform]. */
+enum { CM_ALL, CM_EXISTS, CM_EXISTS_ONE, CM_MAP, CM_FILTER };
+
+typedef enum cel_fn {
+    F_UNBOUND = 0, /* name: "unbound function" at evaluation */
+    F_ADD,
+    F_SUB,
+    F_MUL,
+    F_DIV,
+    F_MOD,
+    F_NEG,
+    F_NOT,
+    F_EQ,
+    F_NE,
+    F_LT,
+    F_LE,
+    F_GT,
+    F_GE,
+    F_IN,
+    F_SIZE,
+    F_CONTAINS,
+    F_STARTSWITH,
+    F_ENDSWITH,
+    F_MATCHES,
+    F_INT,
+    F_UINT,
+    F_DOUBLE,
+    F_STRING,
+    F_BYTES,
+    F_BOOL,
+    F_DYN,
+    F_TYPE,
+    F_DURATION,
+    F_TIMESTAMP,
+    F_GETFULLYEAR,
+    F_GETMONTH,
+    F_GETDAYOFYEAR,
+    F_GETDAYOFMONTH,
+    F_GETDATE,
+    F_GETDAYOFWEEK,
+    F_GETHOURS,
+    F_GETMINUTES,
+    F_GETSECONDS,
+    F_GETMILLISECONDS,
+    F_CHARAT,
+    F_INDEXOF,
+    F_LASTINDEXOF,
+    F_LOWERASCII,
+    F_UPPERASCII,
+    F_REPLACE,
+    F_SPLIT,
+    F_SUBSTRING,
+    F_TRIM,
+    F_JOIN,
+    F_COUNT_
+} cel_fn;
+
+typedef struct cel_node {
+    struct cel_node *all_next; /* program allocation list */
+    uint8_t op;                /* cel_op */
+    uint8_t flags;             /* NF_* */
+    uint16_t fn;               /* cel_fn or CM_* */
+    unsigned depth;            /* 1 + deepest child */
+    size_t off;                /* byte offset in the source */
+    size_t nargs;
+    struct cel_node **args;
+    char *name; /* NUL-terminated copy; identifiers, fields, function names */
+    size_t namelen;
+    int slot;
+    gr_cel_val cval; /* N_CONST */
+    void *re;        /* pcre2_code for matches() with a constant pattern */
+} cel_node;
+
+struct gr_cel_program {
+    cel_node *root;
+    cel_node *all; /* every node, for freeing */
+    char *src;
+    size_t len;
+    gr_cel_decl *decls; /* names owned */
+    size_t ndecls;
+    int nlocals;
+    uint64_t max_cost;
+};
+
+/* Position of a byte offset (1-based line, column in code points). */
+void cel_pos_of(const char *src, size_t len, size_t off, gr_cel_pos *pos);
+
+/* cel_parse.c: parse and resolve into p (root, all, nlocals). */
+int cel_parse(gr_cel_program *p, const gr_cel_options *opts, gr_cel_pos *pos, gr_err *err);
+void cel_ast_free_all(gr_cel_program *p);
+
+/* cel_eval.c: compile a regular expression (RE2-like options); NULL and a
+ * message on error. */
+void *cel_re_compile(const char *pat, size_t len, char *msg, size_t msgsz);
+void cel_re_free(void *re);
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * kube_internal.h — helpers shared by the gr_kube sources; not installed and
+ * not part of the public API.
+ *
+ * gr_kube_map: a string-keyed hash map (chained, power-of-two buckets). The
+ * map copies keys into its nodes; values are opaque pointers the caller owns.
+ * Not thread-safe (callers hold their own locks).
+ */
+#ifndef GR_KUBE_INTERNAL_H
+#define GR_KUBE_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "gr_buf.h"
+#include "gr_err.h"
+
+typedef struct gr_kube_map_node {
+    struct gr_kube_map_node *next;
+    void *val;
+    uint32_t hash;
+    char key[]; /* NUL-terminated copy */
+} gr_kube_map_node;
+
+typedef struct gr_kube_map {
+    gr_kube_map_node **b;
+    size_t nb; /* buckets (0 or a power of two) */
+    size_t n;  /* entries */
+} gr_kube_map;
+
+uint32_t gr_kube_map_hash(const char *s);
+/* Insert or replace. *old (optional) receives the replaced value (NULL when
+ * the key was new). GR_ENOMEM. */
+int gr_kube_map_put(gr_kube_map *m, const char *key, void *val, void **old);
+/* The node (key stays valid while the node lives), or NULL. */
+gr_kube_map_node *gr_kube_map_find(const gr_kube_map *m, const char *key);
+void *gr_kube_map_get(const gr_kube_map *m, const char *key);
+bool gr_kube_map_has(const gr_kube_map *m, const char *key);
+/* Remove; returns true when it was present, *old (optional) gets the value. */
+bool gr_kube_map_del(gr_kube_map *m, const char *key, void **old);
+/* Free the nodes (not the values; call free_val on each first if given). */
+void gr_kube_map_clear(gr_kube_map *m, void (*free_val)(void *));
+/* Iterate: start with *bucket = 0, *node = NULL; returns NULL at the end.
+ * The map must not change during iteration. */
+gr_kube_map_node *gr_kube_map_next(const gr_kube_map *m, size_t *bucket, gr_kube_map_node **node);
+
+/* Clocks (the I/O layer only; pure logic takes the time as a parameter). */
+int64_t gr_kube_mono_ns(void);
+int64_t gr_kube_real_ns(void);
+/* Sleep up to ns, waking early when *stop becomes non-zero (polls every
+ * 50 ms). Returns GR_ECANCELED when stopped. stop may be NULL. */
+int gr_kube_sleep_ns(int64_t ns, const atomic_int *stop);
+
+/* metav1.Time ("2006-01-02T15:04:05Z") or MicroTime (".000000Z") from Unix
+ * nanoseconds. out must hold 32 bytes. */
+void gr_kube_fmt_time(int64_t unix_ns, bool micro, char out[32]);
+
+/* Borrowed string members: obj.metadata.<field> or NULL. */
+const char *gr_kube_meta_str(const json_t *obj, const char *field);
+
+/* Percent-encode for a URL query value or path segment (RFC 3986
+ * unreserved kept). */
+int gr_kube_url_escape(gr_buf *b, const char *s);
+
+/* Strict standard base64 decode (whitespace ignored). Caller frees *out. */
+int gr_kube_base64_decode(const char *in, size_t len, char **out, size_t *out_len);
+
+/* Read a whole file (at most max bytes, NUL-terminated). GR_EIO / GR_ETOOBIG
+ * (message names the path). Caller frees *out. */
+int gr_kube_read_file(const char *path, size_t max, char **out, size_t *len, gr_err *err);
+
+#endif

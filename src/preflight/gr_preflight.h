@@ -1,0 +1,263 @@
+/*
+ * gr_preflight.h — the pure half of the preflight admission webhook.
+ *
+ * Contract: ../shared/spec/nvsentinel-preflight.md (reference page) and
+ * ../shared/notes/preflight-upstream-facts.md §2 (order of operations, error
+ * strings, patch shape, config keys). Nothing here does I/O: the config comes
+ * in as text, a Pod comes in as JSON, a JSON Patch (or a denial) comes out.
+ * The HTTPS server lives in gr_preflight_server.h, gang discovery (issue 7)
+ * plugs in through gr_preflight_gang_ops.
+ *
+ * Ownership: gr_preflight_config_parse() returns a config the caller frees
+ * with gr_preflight_config_free(); a config is immutable afterwards and may be
+ * shared by any number of threads. json_t values returned through out
+ * parameters are new references owned by the caller. Every `const json_t *`
+ * parameter is borrowed.
+ *
+ * Errors: GR_EINVAL with a message naming the config key
+ * ("gangCoordination.timeout: time: unknown unit ...") for config problems;
+ * GR_EINVAL with the contract's denial text for admission rejections
+ * (gr_preflight_inject); GR_ENOMEM.
+ */
+#ifndef GR_PREFLIGHT_H
+#define GR_PREFLIGHT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "gr_buf.h"
+#include "gr_err.h"
+
+/* ------------------------------------------------------------ constants */
+
+#define GR_PREFLIGHT_ANNOTATION_CHECKS "nvsentinel.nvidia.com/preflight-checks"
+#define GR_PREFLIGHT_LABEL_HEALTH_PUB  "nvsentinel.nvidia.com/health-publisher"
+#define GR_PREFLIGHT_VOL_SOCKET        "nvsentinel-socket"
+#define GR_PREFLIGHT_VOL_TOKEN         "nvsentinel-connector-token"
+#define GR_PREFLIGHT_VOL_GANG          "nvsentinel-preflight-gang-config"
+#define GR_PREFLIGHT_VOL_DSHM          "dshm"
+#define GR_PREFLIGHT_VOL_NCCL_TOPO     "nccl-topo"
+#define GR_PREFLIGHT_VOL_PUBLISH_CA    "nvsentinel-platform-connector-ca"
+#define GR_PREFLIGHT_PUBLISH_CA_CM     "nvsentinel-platform-connector-ca"
+#define GR_PREFLIGHT_PUBLISH_CA_DIR    "/etc/nvsentinel/platform-connector-deployment-ca"
+#define GR_PREFLIGHT_PUBLISH_CA_FILE   GR_PREFLIGHT_PUBLISH_CA_DIR "/ca.crt"
+#define GR_PREFLIGHT_SOCKET_HOST_DIR   "/var/run/nvsentinel"
+#define GR_PREFLIGHT_NCCL_TOPO_DIR     "/etc/nccl"
+
+/* Largest config file accepted (bytes). */
+#define GR_PREFLIGHT_CONFIG_MAX ((size_t)4 * 1024 * 1024)
+
+/* ------------------------------------------------------------- config */
+
+typedef enum gr_preflight_placement {
+    GR_PREFLIGHT_APPEND = 0, /* default */
+    GR_PREFLIGHT_PREPEND = 1,
+} gr_preflight_placement;
+
+typedef enum gr_preflight_publish {
+    GR_PREFLIGHT_PUBLISH_SOCKET = 0, /* default: node-local platform connector */
+    GR_PREFLIGHT_PUBLISH_DEPLOYMENT = 1,
+} gr_preflight_publish;
+
+typedef struct gr_preflight_strv {
+    char **v; /* n strings, owned */
+    size_t n;
+} gr_preflight_strv;
+
+/* gangCoordination.extraHostPathMounts[] / extraVolumeMounts[] entry. */
+typedef struct gr_preflight_extra_mount {
+    char *name;
+    char *mount_path;
+    char *host_path;      /* extraHostPathMounts only, else NULL */
+    char *host_path_type; /* "" when unset; validated at load */
+    bool read_only;       /* default true */
+} gr_preflight_extra_mount;
+
+typedef struct gr_preflight_check {
+    char *name;
+    json_t *container; /* corev1.Container template (preflight keys removed,
+                          `image` rendered to a string); owned */
+    bool default_enabled;
+    bool inherit_env;
+    bool inherit_mounts;
+} gr_preflight_check;
+
+typedef struct gr_preflight_config {
+    gr_preflight_strv gpu_resource_names;     /* default ["nvidia.com/gpu"] */
+    gr_preflight_strv network_resource_names; /* default [] */
+    gr_preflight_strv nccl_env_patterns;      /* Go path.Match globs */
+    gr_preflight_strv volume_mount_patterns;
+    char *connector_socket;    /* "" ⇒ no socket env / volume */
+    char *processing_strategy; /* default EXECUTE_REMEDIATION */
+    /* connector token: all-or-nothing; audience NULL ⇒ off */
+    char *token_audience;
+    char *token_mount_path;
+    int64_t token_expiration_seconds;
+    json_t *gang_discovery; /* the raw `gangDiscovery` object ({} by default); owned */
+    struct {
+        bool enabled;
+        int64_t timeout_ns; /* default 10m */
+        int64_t master_port; /* default 29500 */
+        char *configmap_mount_path; /* default /etc/preflight */
+        char *nccl_topo_configmap;  /* "" ⇒ none */
+        char *nccl_topo_data;
+        char *nccl_topo_shape;
+        gr_preflight_extra_mount *extra_host_path_mounts;
+        size_t n_extra_host_path_mounts;
+        gr_preflight_extra_mount *extra_volume_mounts;
+        size_t n_extra_volume_mounts;
+        bool mirror_resource_claims; /* default true */
+    } gang;
+    gr_preflight_placement placement;
+    gr_preflight_strv image_pull_secrets;
+    gr_preflight_check *checks;
+    size_t n_checks;
+    struct {
+        gr_preflight_publish mode;
+        char *target;  /* healthPublish.target, required in deployment mode */
+        bool insecure; /* healthPublish.insecure: no CA bundle */
+    } publish;
+} gr_preflight_config;
+
+/* Parse and validate config.yaml text (at most GR_PREFLIGHT_CONFIG_MAX
+ * bytes). Keys are matched case-insensitively like upstream; unknown
+ * top-level keys are reported through `warn` (may be NULL; called once per
+ * key with a message naming it) and otherwise ignored. `name` is used in
+ * parse messages. On success *out is owned by the caller. */
+typedef void (*gr_preflight_warn_fn)(void *ud, const char *msg);
+int gr_preflight_config_parse(const char *text, size_t len, const char *name,
+                              gr_preflight_warn_fn warn, void *warn_ud,
+                              gr_preflight_config **out, gr_err *err);
+
+/* Same, from an already parsed JSON document (borrowed). */
+int gr_preflight_config_from_json(const json_t *doc, gr_preflight_warn_fn warn, void *warn_ud,
+                                  gr_preflight_config **out, gr_err *err);
+
+void gr_preflight_config_free(gr_preflight_config *cfg);
+
+/* --------------------------------------------------------- gang hook */
+
+/* What gang discovery tells the injector about one admitted pod. */
+typedef struct gr_preflight_gang_ctx {
+    char *gang_id;        /* full gang id, e.g. "volcano-team-a-myjob"; owned */
+    char *configmap_name; /* gang ConfigMap mounted into the checks; owned */
+    int64_t expected_count; /* minCount when known at admission, else 0 */
+} gr_preflight_gang_ctx;
+
+void gr_preflight_gang_ctx_clear(gr_preflight_gang_ctx *ctx);
+
+/*
+ * Gang discovery hook (implemented by issue 7 on top of the kube client).
+ *
+ * resolve(): called once per eligible pod when gangCoordination.enabled.
+ *   `pod` is the Pod from the AdmissionReview (borrowed; read anchors such
+ *   as spec.workloadRef from it — the Pod does not exist in the API yet),
+ *   `ns` its namespace. Return GR_OK and fill *ctx (strings malloc'ed) for a
+ *   gang member, GR_ENOTFOUND for "not a gang member", any other code with a
+ *   message in err to reject admission ("failed to inject init containers:
+ *   <msg>").
+ * admitted(): optional; called after a pod is admitted WITH a patch and a
+ *   gang context (not for dry-run requests). Registers the gang ConfigMap.
+ *   Errors are logged only. `ctx` and `pod` are borrowed.
+ * Both may run concurrently from several server threads.
+ */
+typedef struct gr_preflight_gang_ops {
+    int (*resolve)(void *ud, const json_t *pod, const char *ns, gr_preflight_gang_ctx *ctx,
+                   gr_err *err);
+    void (*admitted)(void *ud, const json_t *pod, const char *ns, const char *pod_name,
+                     const gr_preflight_gang_ctx *ctx);
+    void *ud;
+} gr_preflight_gang_ops;
+
+/* A resolver that needs no API server: derives the gang id from the
+ * admission object alone — native `spec.schedulingGroup.podGroupName`
+ * ("kubernetes-<ns>-<group>"), native `spec.workloadRef.{name,podGroup}`
+ * ("kubernetes-<ns>-<workload>[-<podGroup>]", read from the admission JSON:
+ * the fix for upstream's lookup of a Pod that does not exist yet), or the
+ * configured PodGroup discoverer's annotationKeys/labelKeys
+ * ("<name>-<ns>-<group>"). expected_count stays 0; admitted is NULL.
+ * `cfg` is borrowed and must outlive the returned ops. Used by the offline
+ * `inject` command and by the server until a kube-backed resolver is wired. */
+gr_preflight_gang_ops gr_preflight_gang_static_ops(const gr_preflight_config *cfg);
+
+/* Gang ConfigMap name for a gang id: "preflight-" + sanitized id, truncated
+ * with an 8-hex sha256 suffix to at most 63 characters (facts §3.6).
+ * Caller frees; NULL on ENOMEM. */
+char *gr_preflight_gang_configmap_name(const char *gang_id);
+
+/* --------------------------------------------------------- injection */
+
+typedef enum gr_preflight_outcome {
+    GR_PREFLIGHT_SKIPPED = 0,  /* not eligible or nothing selected: no patch */
+    GR_PREFLIGHT_INJECTED = 1, /* patch produced */
+} gr_preflight_outcome;
+
+typedef struct gr_preflight_result {
+    gr_preflight_outcome outcome;
+    json_t *patch;             /* JSON Patch array when INJECTED, else NULL; owned */
+    gr_preflight_gang_ctx gang; /* filled when the pod is a gang member */
+    size_t n_injected;         /* init containers added */
+} gr_preflight_result;
+
+void gr_preflight_result_clear(gr_preflight_result *res);
+
+/* Compute the mutation for `pod` (borrowed Pod JSON; its namespace is
+ * metadata.namespace or, when empty, `ns`). `gang` may be NULL (no gang
+ * discovery; treated as "not a member"). Returns GR_OK with res->outcome, or
+ * GR_EINVAL with the denial message in err (without the
+ * "failed to inject init containers: " prefix), or the resolver's error. */
+int gr_preflight_inject(const gr_preflight_config *cfg, const gr_preflight_gang_ops *gang,
+                        const json_t *pod, const char *ns, gr_preflight_result *res,
+                        gr_err *err);
+
+/* Type-check the parts of a Pod the injector reads; GR_EINVAL with the
+ * path ("spec.containers[0].env: must be a list"). gr_preflight_admit()
+ * denies such a Pod with "failed to unmarshal pod: <msg>". */
+int gr_preflight_pod_check(const json_t *pod, gr_err *err);
+
+/* ------------------------------------------------------ admission */
+
+typedef enum gr_preflight_admit_result {
+    GR_PREFLIGHT_ADMIT_INJECTED = 0, /* allowed with a patch */
+    GR_PREFLIGHT_ADMIT_SKIPPED,      /* allowed, no patch */
+    GR_PREFLIGHT_ADMIT_DENIED,       /* allowed:false with a message */
+    GR_PREFLIGHT_ADMIT_ERROR,        /* HTTP 400: body is not an AdmissionReview */
+    GR_PREFLIGHT_ADMIT__COUNT
+} gr_preflight_admit_result;
+
+/* Metric label of a result: "injected", "skipped", "denied", "error". */
+const char *gr_preflight_admit_result_name(gr_preflight_admit_result r);
+
+typedef struct gr_preflight_admission {
+    int http_status;      /* 200, or 400 for an unreadable review */
+    char *body;           /* response body (JSON, or a text error); owned */
+    size_t body_len;
+    const char *content_type; /* static */
+    gr_preflight_admit_result result;
+    char *pod_name; /* for logs: name or generateName; may be NULL; owned */
+    char *ns;       /* may be NULL; owned */
+    size_t n_injected;
+    char msg[GR_ERR_MSG_MAX + 128]; /* denial / error text for logs */
+} gr_preflight_admission;
+
+void gr_preflight_admission_clear(gr_preflight_admission *a);
+
+/* Handle one POST /mutate body (admission.k8s.io/v1 AdmissionReview). Never
+ * fails for bad input: the outcome is in *out (HTTP 400 + text for an
+ * unparsable review; allowed:false + message for a bad Pod or a denial).
+ * Returns GR_ENOMEM only. `gang` may be NULL. Thread-safe given a shared
+ * immutable cfg. */
+int gr_preflight_admit(const gr_preflight_config *cfg, const gr_preflight_gang_ops *gang,
+                       const char *body, size_t len, gr_preflight_admission *out);
+
+/* ------------------------------------------------------------ output */
+
+/* Append `v` (borrowed) as block-style YAML to `out` (capped). Strings a
+ * YAML reader would not read back as strings are JSON-quoted. GR_ENOMEM /
+ * GR_ETOOBIG. */
+int gr_preflight_yaml_emit(const json_t *v, gr_buf *out);
+
+#endif

@@ -1,0 +1,168 @@
+/*
+ * gr_preflight_gang.c — gang ConfigMap naming (facts §3.6) and the static
+ * resolver that derives a gang from the admission object alone (§3.2–§3.4
+ * anchors; the 1.35 workloadRef is read from the admission JSON, fixing
+ * upstream's GET of a Pod that does not exist yet, risk R2).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gr_hash.h"
+#include "gr_preflight.h"
+#include "gr_preflight_internal.h"
+
+#define NAME_MAX_LEN 63
+
+/* sanitize(): lowercase, [^a-z0-9-] → '-', collapse "--", trim '-'.
+ * Empty result → first 63 hex of sha256(original). >63 → truncateWithHash. */
+static void truncate_with_hash(const char *s, const char *original, size_t max, char *out)
+{
+    char hex[GR_HASH_SHA256_HEX_MAX];
+    if (gr_hash_sha256_hex_str(original, hex, NULL) != GR_OK)
+        memset(hex, '0', 9);
+    size_t keep = strlen(s);
+    if (keep > max - 9)
+        keep = max - 9;
+    while (keep > 0 && s[keep - 1] == '-')
+        keep--;
+    memcpy(out, s, keep);
+    out[keep] = '-';
+    memcpy(out + keep + 1, hex, 8);
+    out[keep + 9] = 0;
+}
+
+static char *sanitize(const char *in)
+{
+    size_t n = strlen(in);
+    char *s = malloc(n + 65);
+    if (!s)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = in[i];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+            c = '-';
+        if (c == '-' && (o == 0 || s[o - 1] == '-'))
+            continue; /* collapse and trim leading */
+        s[o++] = c;
+    }
+    while (o > 0 && s[o - 1] == '-')
+        o--;
+    s[o] = 0;
+    if (o == 0) {
+        char hex[GR_HASH_SHA256_HEX_MAX];
+        if (gr_hash_sha256_hex_str(in, hex, NULL) != GR_OK) {
+            free(s);
+            return NULL;
+        }
+        memcpy(s, hex, NAME_MAX_LEN);
+        s[NAME_MAX_LEN] = 0;
+        return s;
+    }
+    if (o <= NAME_MAX_LEN)
+        return s;
+    char *t = malloc(NAME_MAX_LEN + 1);
+    if (t)
+        truncate_with_hash(s, in, NAME_MAX_LEN, t);
+    free(s);
+    return t;
+}
+
+char *gr_preflight_gang_configmap_name(const char *gang_id)
+{
+    char *s = sanitize(gang_id ? gang_id : "");
+    if (!s)
+        return NULL;
+    char *out = malloc(NAME_MAX_LEN + 16);
+    if (!out) {
+        free(s);
+        return NULL;
+    }
+    if (strlen("preflight-") + strlen(s) <= NAME_MAX_LEN) {
+        snprintf(out, NAME_MAX_LEN + 16, "preflight-%s", s);
+    } else {
+        char t[NAME_MAX_LEN + 1];
+        truncate_with_hash(s, gang_id, 53, t);
+        snprintf(out, NAME_MAX_LEN + 16, "preflight-%s", t);
+    }
+    free(s);
+    return out;
+}
+
+static const char *nonempty(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    return s && *s ? s : NULL;
+}
+
+static int static_resolve(void *ud, const json_t *pod, const char *ns, gr_preflight_gang_ctx *ctx,
+                          gr_err *err)
+{
+    const gr_preflight_config *cfg = ud;
+    const json_t *gd = cfg ? cfg->gang_discovery : NULL;
+    const json_t *spec = json_object_get(pod, "spec");
+    const json_t *md = json_object_get(pod, "metadata");
+    const char *dname = nonempty(json_object_get(gd, "name"));
+    char *id = NULL;
+    if (dname) {
+        /* PodGroup CRD discoverer: annotations first, then labels (PF-96/97). */
+        const char *group = NULL;
+        static const char *const src[2][2] = {{"annotationKeys", "annotations"},
+                                              {"labelKeys", "labels"}};
+        for (size_t s = 0; s < 2 && !group; s++) {
+            size_t i;
+            json_t *k;
+            json_array_foreach(json_object_get(gd, src[s][0]), i, k)
+            {
+                const char *key = json_string_value(k);
+                group = key ? nonempty(json_object_get(json_object_get(md, src[s][1]), key))
+                            : NULL;
+                if (group)
+                    break;
+            }
+        }
+        if (!group)
+            return GR_ENOTFOUND;
+        if (asprintf(&id, "%s-%s-%s", dname, ns, group) < 0)
+            id = NULL;
+    } else {
+        /* native: 1.36 schedulingGroup, else 1.35 workloadRef (from the
+         * admission object itself). */
+        const char *pg =
+            nonempty(json_object_get(json_object_get(spec, "schedulingGroup"), "podGroupName"));
+        const json_t *wr = json_object_get(spec, "workloadRef");
+        const char *wl = nonempty(json_object_get(wr, "name"));
+        const char *wpg = nonempty(json_object_get(wr, "podGroup"));
+        int n = -1;
+        if (pg)
+            n = asprintf(&id, "kubernetes-%s-%s", ns, pg);
+        else if (wl && wpg)
+            n = asprintf(&id, "kubernetes-%s-%s-%s", ns, wl, wpg);
+        else if (wl)
+            n = asprintf(&id, "kubernetes-%s-%s", ns, wl);
+        else
+            return GR_ENOTFOUND;
+        if (n < 0)
+            id = NULL;
+    }
+    if (!id)
+        return gr_err_set(err, GR_ENOMEM, "out of memory");
+    ctx->gang_id = id;
+    ctx->configmap_name = gr_preflight_gang_configmap_name(id);
+    ctx->expected_count = 0;
+    if (!ctx->configmap_name) {
+        gr_preflight_gang_ctx_clear(ctx);
+        return gr_err_set(err, GR_ENOMEM, "out of memory");
+    }
+    return GR_OK;
+}
+
+gr_preflight_gang_ops gr_preflight_gang_static_ops(const gr_preflight_config *cfg)
+{
+    gr_preflight_gang_ops ops = {.resolve = static_resolve, .admitted = NULL, .ud = (void *)(uintptr_t)cfg};
+    return ops;
+}

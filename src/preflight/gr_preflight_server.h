@@ -1,0 +1,75 @@
+/*
+ * gr_preflight_server.h — the HTTPS front of the preflight webhook
+ * (libmicrohttpd + GnuTLS): POST /mutate, GET /healthz, /readyz, /metrics.
+ *
+ * TLS: TLS 1.2 and 1.3 only; the certificate and key are read from
+ * <cert_dir>/tls.crt and <cert_dir>/tls.key and served through a GnuTLS
+ * certificate callback, so gr_preflight_server_reload_certs() can swap them
+ * (cert-manager rotation: the kubelet swaps the Secret's `..data` symlink)
+ * without restarting the listener, dropping connections or failing a
+ * handshake in flight. A pair that does not load or whose key does not
+ * match the certificate is ignored (the previous pair stays) and reported.
+ * One process serves one certificate directory: every server started in a
+ * process must use the same cert_dir (GR_EUNSUPPORTED otherwise).
+ *
+ * Limits: bodies larger than max_body get 413; connections idle for
+ * timeout_s seconds are closed (read and write timeout).
+ *
+ * Ownership: the config and gang ops are borrowed and must outlive the
+ * server. Thread-safety: start/stop/drain from one thread; reload_certs and
+ * metrics may be called from any thread.
+ */
+#ifndef GR_PREFLIGHT_SERVER_H
+#define GR_PREFLIGHT_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gr_buf.h"
+#include "gr_err.h"
+#include "gr_preflight.h"
+
+#define GR_PREFLIGHT_DEFAULT_PORT     8443
+#define GR_PREFLIGHT_DEFAULT_MAX_BODY ((size_t)4 * 1024 * 1024)
+
+typedef struct gr_preflight_server_opts {
+    uint16_t port;        /* 0: an ephemeral port (see gr_preflight_server_port) */
+    const char *cert_dir; /* directory holding tls.crt and tls.key */
+    size_t max_body;      /* 0: GR_PREFLIGHT_DEFAULT_MAX_BODY */
+    unsigned threads;     /* worker threads; 0: 2 */
+    unsigned timeout_s;   /* idle/read/write timeout; 0: 10 */
+    bool loopback_only;   /* bind 127.0.0.1 (tests, benchmarks) */
+    bool static_response; /* benchmark ceiling: /mutate returns a fixed
+                             "allowed" review without looking at the body */
+} gr_preflight_server_opts;
+
+typedef struct gr_preflight_server gr_preflight_server;
+
+/* Load the certificate pair and start listening. GR_EIO (cannot load the
+ * certificate, cannot bind: message says which), GR_EUNSUPPORTED,
+ * GR_ENOMEM. */
+int gr_preflight_server_start(const gr_preflight_server_opts *opts,
+                              const gr_preflight_config *cfg, const gr_preflight_gang_ops *gang,
+                              gr_preflight_server **out, gr_err *err);
+
+uint16_t gr_preflight_server_port(const gr_preflight_server *s);
+
+/* Re-read tls.crt/tls.key when either file (followed through symlinks)
+ * changed since the last load. Returns 1 when a new pair was installed, 0
+ * when nothing changed, or a negative GR_E* code (old pair kept). */
+int gr_preflight_server_reload_certs(gr_preflight_server *s, gr_err *err);
+
+/* Graceful shutdown, first half: /readyz turns 503, the listening socket
+ * stops accepting, responses carry "Connection: close"; waits up to
+ * timeout_ms for requests in flight to finish. */
+void gr_preflight_server_drain(gr_preflight_server *s, int64_t timeout_ms);
+
+/* Stop and free (closes remaining connections). NULL is a no-op. */
+void gr_preflight_server_stop(gr_preflight_server *s);
+
+/* Append the Prometheus text exposition (version 0.0.4) to out:
+ * preflight_injection_total{result}, preflight_webhook_latency_seconds,
+ * preflight_certificate_reloads_total, process_* basics. */
+int gr_preflight_server_metrics(gr_preflight_server *s, gr_buf *out);
+
+#endif
