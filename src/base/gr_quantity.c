@@ -410,8 +410,8 @@ int gr_quantity_parse_n(const char *s, size_t len, gr_quantity *out, gr_err *err
     gr_quantity q;
     if (!store(&q, positive ? 1 : -1, &x, exp))
         return gr_err_set(err, GR_ETOOBIG,
-                          "invalid quantity \"%.32s...\": more than %d significant digits",
-                          s, GR_QUANTITY_MAX_DIGITS);
+                          "invalid quantity \"%.32s...\": more than %d significant digits", s,
+                          GR_QUANTITY_MAX_DIGITS);
     q.format = (uint8_t)format;
     if (verbatim && !(len == 1 && s[0] == '0')) {
         memcpy(q.verbatim, s, len);

@@ -833,6 +833,85 @@ static int check_text(yctx *c, const char *buf, size_t len)
     return GR_OK;
 }
 
+static size_t json_depth(const json_t *v, size_t limit)
+{
+    size_t best = 0;
+    if (limit == 0 || !(json_is_object(v) || json_is_array(v)))
+        return json_is_object(v) || json_is_array(v) ? 1 : 0;
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        json_object_foreach((json_t *)(uintptr_t)v, k, x)
+        {
+            size_t d = json_depth(x, limit - 1);
+            best = d > best ? d : best;
+            if (best >= limit)
+                break;
+        }
+    } else {
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x)
+        {
+            size_t d = json_depth(x, limit - 1);
+            best = d > best ? d : best;
+            if (best >= limit)
+                break;
+        }
+    }
+    return best + 1;
+}
+
+static bool json_ws(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
+/* Fast path for JSON input (as kubectl's YAMLOrJSONDecoder): when the first
+ * significant byte is '{' or '[', parse a stream of JSON objects/arrays with
+ * jansson. JSON is a subset of YAML 1.2 and the core schema gives the same
+ * values, so the result equals the YAML path's; it avoids libfyaml's
+ * token buffering (tens of bytes of memory per input byte on long flow
+ * lines). Returns true with the documents appended to `docs`, or false
+ * (docs untouched) so the caller parses YAML, which reports errors with
+ * their position. */
+static bool load_json_stream(const char *buf, size_t len, json_t *docs)
+{
+    size_t off = 0;
+    if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+        off = 3;
+    while (off < len && json_ws(buf[off]))
+        off++;
+    if (off >= len || (buf[off] != '{' && buf[off] != '['))
+        return false;
+    json_t *tmp = json_array();
+    if (!tmp)
+        return false;
+    while (off < len) {
+        if (buf[off] != '{' && buf[off] != '[')
+            goto no;
+        json_error_t je;
+        json_t *v = json_loadb(buf + off, len - off,
+                               JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES,
+                               &je);
+        if (!v)
+            goto no;
+        if (json_depth(v, GR_YAML_MAX_DEPTH + 1) > GR_YAML_MAX_DEPTH ||
+            json_array_append_new(tmp, v) != 0 || je.position <= 0)
+            goto no;
+        off += (size_t)je.position;
+        while (off < len && json_ws(buf[off]))
+            off++;
+    }
+    if (json_array_extend(docs, tmp) != 0)
+        goto no;
+    json_decref(tmp);
+    return true;
+no:
+    json_decref(tmp);
+    return false;
+}
+
 static int load(const char *buf, size_t len, const char *name, json_t **out_docs, gr_err *err)
 {
     *out_docs = NULL;
@@ -867,6 +946,8 @@ static int load(const char *buf, size_t len, const char *name, json_t **out_docs
     }
 
     if (check_text(c, buf, len) != GR_OK)
+        goto out;
+    if (load_json_stream(buf, len, docs))
         goto out;
 
     struct fy_event *e;

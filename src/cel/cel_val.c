@@ -1132,7 +1132,7 @@ int cel_equal(const gr_cel_val *a, const gr_cel_val *b)
     case GR_CEL_OBJECT:
         if (strcmp(gr_cel_val_type_name(a), gr_cel_val_type_name(b)) != 0)
             return 0;
-        /* fall through */
+        __attribute__((fallthrough));
     case GR_CEL_MAP: {
         if (cel_map_len(a) != cel_map_len(b))
             return 0;

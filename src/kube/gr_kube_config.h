@@ -61,7 +61,7 @@ typedef struct gr_kube_config {
     char *namespace_;      /* default namespace ("default" when unset) */
     char *context;         /* the context used (NULL in-cluster) */
     char *user_agent;      /* NULL: "gpuready/<version>" */
-    double qps;            /* client-side rate limit; 0 = default 5 (client-go) */
+    double qps;            /* client-side rate limit; 0 = default 5 (client-go), < 0 = none */
     int burst;             /* 0 = default 10 (client-go) */
     int64_t timeout_ms;    /* per-request timeout; 0 = default 30 s */
     int http2;             /* negotiate HTTP/2 over TLS (default 0: HTTP/1.1) */

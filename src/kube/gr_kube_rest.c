@@ -613,21 +613,20 @@ int gr_kube_list_all(gr_kube_client *c, const gr_kube_gvr *gvr, const char *ns,
         }
         free(cont);
         cont = NULL;
-        const char *next = json_string_value(
-            json_object_get(json_object_get(page, "metadata"), "continue"));
+        const char *next = gr_kube_list_continue(page);
+        if (next && !(cont = strdup(next))) {
+            json_decref(page);
+            json_decref(all);
+            return gr_err_set(err, GR_ENOMEM, "out of memory");
+        }
         if (!all) {
             all = page;
         } else {
             json_array_extend(json_object_get(all, "items"), json_object_get(page, "items"));
             json_decref(page);
         }
-        if (!next || !*next)
+        if (!cont)
             break;
-        cont = strdup(next);
-        if (!cont) {
-            json_decref(all);
-            return gr_err_set(err, GR_ENOMEM, "out of memory");
-        }
     }
     json_t *md = json_object_get(all, "metadata");
     if (json_is_object(md)) {

@@ -167,6 +167,15 @@ int gr_kube_reason_code(gr_kube_reason r);         /* the GR_E* mapping above */
 /* Gone or Expired (a resourceVersion too old): relist. */
 bool gr_kube_status_is_gone(const gr_kube_status *st);
 
+/* ---- small accessors ---------------------------------------------------- */
+
+/* obj.metadata.<field> as a string (borrowed) or NULL. */
+const char *gr_kube_obj_meta(const json_t *obj, const char *field);
+/* A List's metadata.continue (borrowed) or NULL when it is the last page. */
+const char *gr_kube_list_continue(const json_t *list);
+/* Wall-clock Unix time in nanoseconds, for the pure helpers' `now`. */
+int64_t gr_kube_now_ns(void);
+
 /* ---- paths (pure) ------------------------------------------------------ */
 
 /* Append "/api/v1/namespaces/<ns>/<resource>[/<name>[/<sub>]]" (core group)

@@ -322,3 +322,19 @@ int64_t gr_kube_bucket_reserve(gr_kube_bucket *b, int64_t now_ns)
         return 0;
     return (int64_t)(-b->tokens / b->qps * 1e9);
 }
+
+const char *gr_kube_obj_meta(const json_t *obj, const char *field)
+{
+    return gr_kube_meta_str(obj, field);
+}
+
+const char *gr_kube_list_continue(const json_t *list)
+{
+    const char *c = gr_kube_meta_str(list, "continue");
+    return c && *c ? c : NULL;
+}
+
+int64_t gr_kube_now_ns(void)
+{
+    return gr_kube_real_ns();
+}

@@ -289,7 +289,9 @@ static void test_compile_errors(void **state)
                          "b'\\u00ff'",
                          "'\\q'",
                          "\"\\ud800\"",
-                         "a.b{}",
+                         "a.b{x: }",
+                         "A{x: 1, x: 2}",
+                         "google.protobuf.Int32Value{value: 1",
                          "{1: 2",
                          "[1, 2",
                          "x.all(1, true)",
@@ -391,6 +393,14 @@ static void test_literals_and_ops(void **state)
                        "bytes('a') == b'a' && string(b'ab') == 'ab' && dyn(1) == 1"));
     assert_true(eval_b("size('héllo') == 5 && 'abc'.contains('b') && 'abc'.startsWith('ab') && "
                        "'abc'.endsWith('bc') && 'abc'.matches('^a.c$')"));
+    /* message syntax: well-known types become CEL values; other names objects */
+    assert_true(eval_b("google.protobuf.Int32Value{value: 5} == 5 && "
+                       "google.protobuf.DoubleValue{} == 0.0 && google.protobuf.Value{} == null && "
+                       "google.protobuf.Duration{seconds: 90} == duration('90s') && "
+                       "google.protobuf.Timestamp{seconds: 60}.getMinutes() == 1"));
+    assert_true(eval_b("a.Msg{f: 1, g: 'x'}.f == 1 && has(a.Msg{f: 1}.f) && !has(a.Msg{}.f) && "
+                       "a.Msg{f: 1} == a.Msg{f: 1} && a.Msg{f: 1} != b.Msg{f: 1}"));
+    assert_str_result("a.Msg{f: [1]}", "a.Msg{\"f\": [1]}");
     /* RE2-like: $ matches only at the very end, no multiline by default */
     assert_false(eval_b("'abc\\n'.matches('c$')"));
     assert_true(eval_b("'ABC'.matches('(?i)abc') && 'a1'.matches('\\\\d')"));

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "gr_harness.h"
@@ -134,6 +135,12 @@ static void test_garbage_collection(void **state)
 static void test_lowpriv_identity(void **state)
 {
     gr_harness_ctx *t = *state;
+    /* Client certificate files for code that talks HTTPS itself (libcurl). */
+    assert_int_equal(access(t->cluster.admin_cert, R_OK), 0);
+    assert_int_equal(access(t->cluster.admin_key, R_OK), 0);
+    assert_int_equal(access(t->cluster.lowpriv_cert, R_OK), 0);
+    assert_int_equal(access(t->cluster.lowpriv_key, R_OK), 0);
+    assert_int_equal(access(t->cluster.ca_cert, R_OK), 0);
     gr_harness_result r;
     assert_int_equal(gr_harness_kubectl_lowpriv(&t->cluster, &r, "auth", "whoami", "-o",
                                                 "jsonpath={.status.userInfo.username}", NULL),

@@ -25,4 +25,12 @@ if out=$(gr_kubectl_lowpriv get podgroups.scheduling.run.ai -n "$GR_NS" 2>&1); t
   exit 1
 fi
 [[ $out == *Forbidden* ]] || { echo "FAIL: expected Forbidden, got: $out" >&2; exit 1; }
+# Service-account bearer tokens (the product's in-cluster auth path) work.
+if [[ ${GR_CLUSTER_KCM:-0} == 1 ]]; then
+  token=$(gr_kubectl create token default -n "$GR_NS" --duration=10m)
+  who=$(KUBECONFIG=/dev/null "$GR_KUBECTL" --server "$GR_APISERVER_URL" \
+        --certificate-authority "$GR_CA_CERT" --token "$token" \
+        auth whoami -o 'jsonpath={.status.userInfo.username}')
+  [[ $who == "system:serviceaccount:$GR_NS:default" ]] || { echo "FAIL: token user is '$who'" >&2; exit 1; }
+fi
 echo "PASS: shell harness"

@@ -27,14 +27,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* jansson keys and strings must be NUL-free UTF-8; only then compare. */
     if (!memchr(s, '\0', klen) && !memchr(v, '\0', vlen)) {
         json_t *labels = json_object();
-        json_t *jv = json_stringn(v, vlen);
+        json_t *jv = json_stringn(v, vlen); /* NULL for invalid UTF-8 */
+        /* json_object_setn_new() takes jv even when it fails (bad UTF-8 key). */
         if (labels && jv && json_object_setn_new(labels, s, klen, jv) == 0) {
             gr_err err;
             int all_ok = gr_nvcre_workload_labels_check(labels, "labels", &err) == GR_OK;
             if (all_ok != (key_ok && val_ok && !reserved)) {
                 abort();
             }
-        } else {
+        } else if (!labels) {
             json_decref(jv);
         }
         json_decref(labels);
