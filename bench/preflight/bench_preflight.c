@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gr_log.h"
 #include "gr_preflight.h"
 #include "gr_preflight_server.h"
 
@@ -215,6 +216,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "config: %s\n", err.msg);
         return 1;
     }
+    gr_log_set_level(GR_LOG_WARN); /* one info line per injection would dominate */
     gr_preflight_gang_ops gang = {.resolve = gang_resolve};
 
     /* in-process cost of one admission */

@@ -69,6 +69,42 @@ int gr_kube_object_key(const json_t *obj, char *out, size_t outsz, gr_err *err)
     return GR_OK;
 }
 
+json_t *gr_kube_project(const json_t *obj, const char *const *paths, size_t npaths)
+{
+    json_t *out = json_object();
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < npaths; i++) {
+        const json_t *src = obj;
+        json_t *dst = out;
+        const char *p = paths[i];
+        char seg[128];
+        while (src && *p) {
+            const char *dot = strchr(p, '.');
+            size_t n = dot ? (size_t)(dot - p) : strlen(p);
+            if (n >= sizeof seg)
+                break;
+            memcpy(seg, p, n);
+            seg[n] = '\0';
+            src = json_object_get(src, seg);
+            if (!src)
+                break;
+            if (!dot) {
+                json_object_set_new(dst, seg, json_deep_copy(src));
+                break;
+            }
+            json_t *next = json_object_get(dst, seg);
+            if (!json_is_object(next)) {
+                next = json_object();
+                json_object_set_new(dst, seg, next);
+            }
+            dst = next;
+            p = dot + 1;
+        }
+    }
+    return out;
+}
+
 /* ---- store ------------------------------------------------------------- */
 
 typedef struct store_index {
