@@ -135,11 +135,18 @@ static int trim(json_t **obj, void *ctx)
 {
     (void)ctx;
     static const char *const keep[] = {
-        "metadata.name",        "metadata.namespace",
-        "metadata.uid",         "metadata.resourceVersion",
-        "metadata.deletionTimestamp", "metadata.labels",
-        "metadata.annotations", "spec.nodeName",
-        "status.podIP",         "status.phase",
+        "/metadata/name",
+        "/metadata/namespace",
+        "/metadata/uid",
+        "/metadata/resourceVersion",
+        "/metadata/deletionTimestamp",
+        /* the discoverers' keys (native, coscheduling, preflight) */
+        "/metadata/labels/scheduling.x-k8s.io~1pod-group",
+        "/metadata/annotations/scheduling.k8s.io~1group-name",
+        "/metadata/annotations/preflight.nvsentinel.nvidia.com~1gang",
+        "/spec/nodeName",
+        "/status/podIP",
+        "/status/phase",
     };
     json_t *t = gr_kube_project(*obj, keep, sizeof keep / sizeof keep[0]);
     size_t i;

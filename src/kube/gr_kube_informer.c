@@ -75,32 +75,28 @@ json_t *gr_kube_project(const json_t *obj, const char *const *paths, size_t npat
     if (!out)
         return NULL;
     for (size_t i = 0; i < npaths; i++) {
+        char **tok = NULL;
+        size_t n = 0;
+        if (gr_json_ptr_parse(paths[i], &tok, &n, NULL) != GR_OK)
+            continue;
         const json_t *src = obj;
         json_t *dst = out;
-        const char *p = paths[i];
-        char seg[128];
-        while (src && *p) {
-            const char *dot = strchr(p, '.');
-            size_t n = dot ? (size_t)(dot - p) : strlen(p);
-            if (n >= sizeof seg)
-                break;
-            memcpy(seg, p, n);
-            seg[n] = '\0';
-            src = json_object_get(src, seg);
+        for (size_t k = 0; k < n && src; k++) {
+            src = json_object_get(src, tok[k]);
             if (!src)
                 break;
-            if (!dot) {
-                json_object_set_new(dst, seg, json_deep_copy(src));
+            if (k + 1 == n) {
+                json_object_set_new(dst, tok[k], json_deep_copy(src));
                 break;
             }
-            json_t *next = json_object_get(dst, seg);
+            json_t *next = json_object_get(dst, tok[k]);
             if (!json_is_object(next)) {
                 next = json_object();
-                json_object_set_new(dst, seg, next);
+                json_object_set_new(dst, tok[k], next);
             }
             dst = next;
-            p = dot + 1;
         }
+        gr_json_ptr_tokens_free(tok);
     }
     return out;
 }
@@ -114,13 +110,98 @@ typedef struct store_index {
     gr_kube_map values; /* value -> gr_kube_map* (set of keys) */
 } store_index;
 
+/* One cached object in a single allocation: the key, then the compact JSON
+ * text WITHOUT metadata.name/namespace (they are in the key and are put
+ * back on read), which keeps a trimmed entry small. */
+typedef struct sentry {
+    struct sentry *next;
+    uint32_t hash;
+    uint32_t klen;
+    char data[]; /* key '\0' text '\0' */
+} sentry;
+
 struct gr_kube_store {
     pthread_rwlock_t lk;
-    gr_kube_map items; /* key -> char* (compact JSON) */
+    sentry **b;
+    size_t nb, n;
     store_index idx[MAX_INDEXES];
     size_t nidx;
     size_t payload;
 };
+
+static const char *entry_text(const sentry *e)
+{
+    return e->data + e->klen + 1;
+}
+
+static sentry **entry_slot(const gr_kube_store *s, const char *key, uint32_t h)
+{
+    if (!s->nb)
+        return NULL;
+    sentry **pp = &s->b[h & (s->nb - 1)];
+    for (; *pp; pp = &(*pp)->next)
+        if ((*pp)->hash == h && strcmp((*pp)->data, key) == 0)
+            return pp;
+    return pp; /* the empty tail slot of the chain */
+}
+
+static int entries_grow(gr_kube_store *s)
+{
+    size_t nb = s->nb ? s->nb * 2 : 64;
+    sentry **b = calloc(nb, sizeof *b);
+    if (!b)
+        return GR_ENOMEM;
+    for (size_t i = 0; i < s->nb; i++) {
+        sentry *e = s->b[i];
+        while (e) {
+            sentry *next = e->next;
+            e->next = b[e->hash & (nb - 1)];
+            b[e->hash & (nb - 1)] = e;
+            e = next;
+        }
+    }
+    free(s->b);
+    s->b = b;
+    s->nb = nb;
+    return GR_OK;
+}
+
+/* The stored object: parse the text, put name/namespace back from the key. */
+static json_t *entry_obj(const sentry *e)
+{
+    json_t *o = json_loads(entry_text(e), 0, NULL);
+    if (!o)
+        return NULL;
+    json_t *md = json_object_get(o, "metadata");
+    if (!json_is_object(md)) {
+        md = json_object();
+        json_object_set_new(o, "metadata", md);
+    }
+    const char *slash = strchr(e->data, '/');
+    if (slash) {
+        json_object_set_new(md, "namespace", json_stringn(e->data, (size_t)(slash - e->data)));
+        json_object_set_new(md, "name", json_string(slash + 1));
+    } else {
+        json_object_set_new(md, "name", json_string(e->data));
+    }
+    return o;
+}
+
+static char *dump_without_identity(const json_t *obj)
+{
+    json_t *copy = json_copy((json_t *)(uintptr_t)obj); /* shallow */
+    json_t *md = json_copy(json_object_get(obj, "metadata"));
+    char *t = NULL;
+    if (copy && md) {
+        json_object_del(md, "name");
+        json_object_del(md, "namespace");
+        json_object_set(copy, "metadata", md);
+        t = json_dumps(copy, JSON_COMPACT);
+    }
+    json_decref(md);
+    json_decref(copy);
+    return t;
+}
 
 int gr_kube_store_new(gr_kube_store **out, gr_err *err)
 {
@@ -143,7 +224,15 @@ void gr_kube_store_free(gr_kube_store *s)
 {
     if (!s)
         return;
-    gr_kube_map_clear(&s->items, free);
+    for (size_t i = 0; i < s->nb; i++) {
+        sentry *e = s->b[i];
+        while (e) {
+            sentry *next = e->next;
+            free(e);
+            e = next;
+        }
+    }
+    free(s->b);
     for (size_t i = 0; i < s->nidx; i++)
         gr_kube_map_clear(&s->idx[i].values, free_set);
     pthread_rwlock_destroy(&s->lk);
@@ -155,7 +244,7 @@ int gr_kube_store_add_index(gr_kube_store *s, const char *name, gr_kube_index_fn
 {
     int rc = GR_OK;
     pthread_rwlock_wrlock(&s->lk);
-    if (s->items.n)
+    if (s->n)
         rc = gr_err_set(err, GR_ESTATE, "index %s: add indexes before the store is filled", name);
     else if (s->nidx >= MAX_INDEXES)
         rc = gr_err_set(err, GR_ETOOBIG, "index %s: at most %d indexes", name, MAX_INDEXES);
@@ -214,9 +303,10 @@ static void index_obj(gr_kube_store *s, const json_t *obj, const char *key, bool
     }
 }
 
-static json_t *parse_text(const char *t)
+static const sentry *entry_find(const gr_kube_store *s, const char *key)
 {
-    return json_loads(t, 0, NULL);
+    sentry **pp = entry_slot(s, key, gr_kube_map_hash(key));
+    return pp ? *pp : NULL;
 }
 
 int gr_kube_store_upsert(gr_kube_store *s, const json_t *obj, json_t **old, bool *changed,
@@ -230,41 +320,56 @@ int gr_kube_store_upsert(gr_kube_store *s, const json_t *obj, json_t **old, bool
     int rc = gr_kube_object_key(obj, key, sizeof key, err);
     if (rc != GR_OK)
         return rc;
-    char *text = json_dumps(obj, JSON_COMPACT);
+    char *text = dump_without_identity(obj);
     if (!text)
         return gr_err_set(err, GR_ENOMEM, "%s: cannot serialise", key);
-    size_t tl = strlen(text);
+    size_t kl = strlen(key), tl = strlen(text);
+    sentry *ne = malloc(sizeof *ne + kl + 1 + tl + 1);
+    if (!ne) {
+        free(text);
+        return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
+    }
+    ne->hash = gr_kube_map_hash(key);
+    ne->klen = (uint32_t)kl;
+    memcpy(ne->data, key, kl + 1);
+    memcpy(ne->data + kl + 1, text, tl + 1);
+    free(text);
     pthread_rwlock_wrlock(&s->lk);
-    char *prev = gr_kube_map_get(&s->items, key);
-    json_t *pobj = NULL;
+    if (s->n >= s->nb && entries_grow(s) != GR_OK) {
+        pthread_rwlock_unlock(&s->lk);
+        free(ne);
+        return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
+    }
+    sentry **pp = entry_slot(s, key, ne->hash);
+    if (!pp) { /* cannot happen: the table was grown above */
+        pthread_rwlock_unlock(&s->lk);
+        free(ne);
+        return gr_err_set(err, GR_ESTATE, "%s: cache table missing", key);
+    }
+    sentry *prev = *pp;
+    json_t *pobj = prev ? entry_obj(prev) : NULL;
     if (prev) {
-        pobj = parse_text(prev);
         const char *orv = gr_kube_meta_str(pobj, "resourceVersion");
         const char *nrv = gr_kube_meta_str(obj, "resourceVersion");
         if (orv && nrv && strcmp(orv, nrv) == 0) {
             pthread_rwlock_unlock(&s->lk);
-            free(text);
+            free(ne);
             if (old)
                 *old = pobj;
             else
                 json_decref(pobj);
             return GR_OK; /* same version: nothing to do */
         }
-    }
-    void *replaced = NULL;
-    rc = gr_kube_map_put(&s->items, key, text, &replaced);
-    if (rc != GR_OK) {
-        pthread_rwlock_unlock(&s->lk);
-        free(text);
-        json_decref(pobj);
-        return gr_err_set(err, rc, "%s: out of memory", key);
-    }
-    if (prev) {
-        s->payload -= strlen(prev);
+        ne->next = prev->next;
+        s->payload -= strlen(entry_text(prev));
         if (pobj)
             index_obj(s, pobj, key, false);
-        free(replaced);
+        free(prev);
+    } else {
+        ne->next = NULL;
+        s->n++;
     }
+    *pp = ne;
     s->payload += tl;
     index_obj(s, obj, key, true);
     pthread_rwlock_unlock(&s->lk);
@@ -281,18 +386,21 @@ int gr_kube_store_delete(gr_kube_store *s, const char *key, json_t **old, gr_err
 {
     if (old)
         *old = NULL;
-    void *prev = NULL;
     pthread_rwlock_wrlock(&s->lk);
-    if (!gr_kube_map_del(&s->items, key, &prev)) {
+    sentry **pp = entry_slot(s, key, gr_kube_map_hash(key));
+    sentry *e = pp ? *pp : NULL;
+    if (!e) {
         pthread_rwlock_unlock(&s->lk);
         return gr_err_set(err, GR_ENOTFOUND, "%s: not in the cache", key);
     }
-    json_t *pobj = parse_text(prev);
+    *pp = e->next;
+    s->n--;
+    json_t *pobj = entry_obj(e);
     if (pobj)
         index_obj(s, pobj, key, false);
-    s->payload -= strlen(prev);
+    s->payload -= strlen(entry_text(e));
     pthread_rwlock_unlock(&s->lk);
-    free(prev);
+    free(e);
     if (old)
         *old = pobj;
     else
@@ -304,10 +412,10 @@ int gr_kube_store_get(gr_kube_store *s, const char *key, json_t **out, gr_err *e
 {
     *out = NULL;
     pthread_rwlock_rdlock(&s->lk);
-    const char *t = gr_kube_map_get(&s->items, key);
-    json_t *o = t ? parse_text(t) : NULL;
+    const sentry *e = entry_find(s, key);
+    json_t *o = e ? entry_obj(e) : NULL;
     pthread_rwlock_unlock(&s->lk);
-    if (!t)
+    if (!e)
         return gr_err_set(err, GR_ENOTFOUND, "%s: not in the cache", key);
     if (!o)
         return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
@@ -335,16 +443,15 @@ int gr_kube_store_list(gr_kube_store *s, const char *index, const char *value, j
             size_t b = 0;
             gr_kube_map_node *n = NULL;
             while (set && gr_kube_map_next(set, &b, &n)) {
-                const char *t = gr_kube_map_get(&s->items, n->key);
-                if (t)
-                    json_array_append_new(*out, parse_text(t));
+                const sentry *e = entry_find(s, n->key);
+                if (e)
+                    json_array_append_new(*out, entry_obj(e));
             }
         }
     } else {
-        size_t b = 0;
-        gr_kube_map_node *n = NULL;
-        while (gr_kube_map_next(&s->items, &b, &n))
-            json_array_append_new(*out, parse_text(n->val));
+        for (size_t i = 0; i < s->nb; i++)
+            for (const sentry *e = s->b[i]; e; e = e->next)
+                json_array_append_new(*out, entry_obj(e));
     }
     pthread_rwlock_unlock(&s->lk);
     if (rc != GR_OK) {
@@ -360,10 +467,9 @@ int gr_kube_store_keys(gr_kube_store *s, json_t **out, gr_err *err)
     if (!*out)
         return gr_err_set(err, GR_ENOMEM, "out of memory");
     pthread_rwlock_rdlock(&s->lk);
-    size_t b = 0;
-    gr_kube_map_node *n = NULL;
-    while (gr_kube_map_next(&s->items, &b, &n))
-        json_array_append_new(*out, json_string(n->key));
+    for (size_t i = 0; i < s->nb; i++)
+        for (const sentry *e = s->b[i]; e; e = e->next)
+            json_array_append_new(*out, json_string(e->data));
     pthread_rwlock_unlock(&s->lk);
     return GR_OK;
 }
@@ -371,7 +477,7 @@ int gr_kube_store_keys(gr_kube_store *s, json_t **out, gr_err *err)
 size_t gr_kube_store_len(gr_kube_store *s)
 {
     pthread_rwlock_rdlock(&s->lk);
-    size_t n = s->items.n;
+    size_t n = s->n;
     pthread_rwlock_unlock(&s->lk);
     return n;
 }
@@ -388,14 +494,16 @@ int gr_kube_store_foreach(gr_kube_store *s, gr_kube_store_visit_fn fn, void *ctx
 {
     (void)err;
     pthread_rwlock_rdlock(&s->lk);
-    size_t b = 0;
-    gr_kube_map_node *n = NULL;
-    while (gr_kube_map_next(&s->items, &b, &n)) {
-        json_t *o = parse_text(n->val);
-        int stop = fn(ctx, n->key, o);
-        json_decref(o);
-        if (stop)
-            break;
+    for (size_t i = 0; i < s->nb; i++) {
+        for (const sentry *e = s->b[i]; e; e = e->next) {
+            json_t *o = entry_obj(e);
+            int stop = fn(ctx, e->data, o);
+            json_decref(o);
+            if (stop) {
+                pthread_rwlock_unlock(&s->lk);
+                return GR_OK;
+            }
+        }
     }
     pthread_rwlock_unlock(&s->lk);
     return GR_OK;

@@ -86,10 +86,10 @@ size_t gr_kube_store_payload_bytes(gr_kube_store *s);
 typedef int (*gr_kube_store_visit_fn)(void *ctx, const char *key, const json_t *obj);
 int gr_kube_store_foreach(gr_kube_store *s, gr_kube_store_visit_fn fn, void *ctx, gr_err *err);
 
-/* A new object holding only the given dotted paths of obj ("metadata.name",
- * "status.podIP", "spec.volumes"): the building block of a trimming
- * transform. Missing paths are skipped. Returns a new reference (NULL on
- * ENOMEM). */
+/* A new object holding only the given paths of obj, written as JSON
+ * Pointers ("/metadata/name", "/metadata/labels/example.com~1group",
+ * "/spec/nodeName"): the building block of a trimming transform. Missing or
+ * malformed paths are skipped. Returns a new reference (NULL on ENOMEM). */
 json_t *gr_kube_project(const json_t *obj, const char *const *paths, size_t npaths);
 
 /* ---- informer ---------------------------------------------------------- */

@@ -492,7 +492,7 @@ int gr_kube_request_stream(gr_kube_client *c, const char *method, const char *pa
         *http = x.http;
     if (rc == GR_OK && (x.http < 200 || x.http >= 300))
         rc = finish(method, path, x.http, &errbody, st, err);
-    else if (st)
+    else if (st && st->http_code == 0) /* keep a Status the stream carried */
         st->http_code = x.http;
     gr_buf_free(&errbody);
     return rc;

@@ -99,8 +99,8 @@ typedef struct gr_preflight_config {
     json_t *gang_discovery; /* the raw `gangDiscovery` object ({} by default); owned */
     struct {
         bool enabled;
-        int64_t timeout_ns; /* default 10m */
-        int64_t master_port; /* default 29500 */
+        int64_t timeout_ns;         /* default 10m */
+        int64_t master_port;        /* default 29500 */
         char *configmap_mount_path; /* default /etc/preflight */
         char *nccl_topo_configmap;  /* "" ⇒ none */
         char *nccl_topo_data;
@@ -129,8 +129,8 @@ typedef struct gr_preflight_config {
  * parse messages. On success *out is owned by the caller. */
 typedef void (*gr_preflight_warn_fn)(void *ud, const char *msg);
 int gr_preflight_config_parse(const char *text, size_t len, const char *name,
-                              gr_preflight_warn_fn warn, void *warn_ud,
-                              gr_preflight_config **out, gr_err *err);
+                              gr_preflight_warn_fn warn, void *warn_ud, gr_preflight_config **out,
+                              gr_err *err);
 
 /* Same, from an already parsed JSON document (borrowed). */
 int gr_preflight_config_from_json(const json_t *doc, gr_preflight_warn_fn warn, void *warn_ud,
@@ -142,8 +142,8 @@ void gr_preflight_config_free(gr_preflight_config *cfg);
 
 /* What gang discovery tells the injector about one admitted pod. */
 typedef struct gr_preflight_gang_ctx {
-    char *gang_id;        /* full gang id, e.g. "volcano-team-a-myjob"; owned */
-    char *configmap_name; /* gang ConfigMap mounted into the checks; owned */
+    char *gang_id;          /* full gang id, e.g. "volcano-team-a-myjob"; owned */
+    char *configmap_name;   /* gang ConfigMap mounted into the checks; owned */
     int64_t expected_count; /* minCount when known at admission, else 0 */
 } gr_preflight_gang_ctx;
 
@@ -197,9 +197,9 @@ typedef enum gr_preflight_outcome {
 
 typedef struct gr_preflight_result {
     gr_preflight_outcome outcome;
-    json_t *patch;             /* JSON Patch array when INJECTED, else NULL; owned */
+    json_t *patch;              /* JSON Patch array when INJECTED, else NULL; owned */
     gr_preflight_gang_ctx gang; /* filled when the pod is a gang member */
-    size_t n_injected;         /* init containers added */
+    size_t n_injected;          /* init containers added */
 } gr_preflight_result;
 
 void gr_preflight_result_clear(gr_preflight_result *res);
@@ -210,8 +210,7 @@ void gr_preflight_result_clear(gr_preflight_result *res);
  * GR_EINVAL with the denial message in err (without the
  * "failed to inject init containers: " prefix), or the resolver's error. */
 int gr_preflight_inject(const gr_preflight_config *cfg, const gr_preflight_gang_ops *gang,
-                        const json_t *pod, const char *ns, gr_preflight_result *res,
-                        gr_err *err);
+                        const json_t *pod, const char *ns, gr_preflight_result *res, gr_err *err);
 
 /* Type-check the parts of a Pod the injector reads; GR_EINVAL with the
  * path ("spec.containers[0].env: must be a list"). gr_preflight_admit()
@@ -232,8 +231,8 @@ typedef enum gr_preflight_admit_result {
 const char *gr_preflight_admit_result_name(gr_preflight_admit_result r);
 
 typedef struct gr_preflight_admission {
-    int http_status;      /* 200, or 400 for an unreadable review */
-    char *body;           /* response body (JSON, or a text error); owned */
+    int http_status; /* 200, or 400 for an unreadable review */
+    char *body;      /* response body (JSON, or a text error); owned */
     size_t body_len;
     const char *content_type; /* static */
     gr_preflight_admit_result result;

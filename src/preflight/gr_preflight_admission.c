@@ -136,9 +136,7 @@ int gr_preflight_admit(const gr_preflight_config *cfg, const gr_preflight_gang_o
     json_t *doc = NULL;
     gr_err e;
     /* jansson directly: duplicate keys rejected, no trailing garbage */
-    if (len > REVIEW_MAX ||
-        (doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL)) ==
-            NULL)
+    if (len > REVIEW_MAX || (doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL)) == NULL)
         return text_error(out, "failed to unmarshal admission review");
     const json_t *req = json_object_get(doc, "request");
     if (!json_is_object(doc) || (req && !json_is_null(req) && !json_is_object(req))) {

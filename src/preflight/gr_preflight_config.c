@@ -14,13 +14,13 @@
 #include "gr_preflight_internal.h"
 #include "gr_yaml.h"
 
-#define DEFAULT_SOCKET     "unix:///var/run/nvsentinel.sock"
-#define DEFAULT_STRATEGY   "EXECUTE_REMEDIATION"
-#define DEFAULT_CM_PATH    "/etc/preflight"
-#define DEFAULT_MIN_COUNT  "podGroup.spec.minMember"
-#define DEFAULT_TOPO_CM    "preflight-nccl-topo"
-#define TOKEN_EXP_MIN      INT64_C(600)
-#define TOKEN_EXP_MAX      INT64_C(4294967296)
+#define DEFAULT_SOCKET    "unix:///var/run/nvsentinel.sock"
+#define DEFAULT_STRATEGY  "EXECUTE_REMEDIATION"
+#define DEFAULT_CM_PATH   "/etc/preflight"
+#define DEFAULT_MIN_COUNT "podGroup.spec.minMember"
+#define DEFAULT_TOPO_CM   "preflight-nccl-topo"
+#define TOKEN_EXP_MIN     INT64_C(600)
+#define TOKEN_EXP_MAX     INT64_C(4294967296)
 
 static const char *const k_default_env_patterns[] = {
     "NCCL_*", "FI_*", "LD_LIBRARY_PATH", "UCX_*", "TORCH_NCCL_*", "CUDA_DEVICE_ORDER",
@@ -83,8 +83,8 @@ static const char *const k_container_keys[] = {
 };
 
 static const char *const k_host_path_types[] = {
-    "", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket", "CharDevice",
-    "BlockDevice", NULL,
+    "",       "Directory",  "DirectoryOrCreate", "File", "FileOrCreate",
+    "Socket", "CharDevice", "BlockDevice",       NULL,
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -156,8 +156,8 @@ static int get_bool(const json_t *obj, const char *key, const char *path, bool d
     return GR_OK;
 }
 
-static int get_int(const json_t *obj, const char *key, const char *path, int64_t def,
-                   int64_t *out, bool *present, gr_err *err)
+static int get_int(const json_t *obj, const char *key, const char *path, int64_t def, int64_t *out,
+                   bool *present, gr_err *err)
 {
     json_t *v = gr_pf_get(obj, key);
     if (present)
@@ -210,8 +210,8 @@ static int strv_from_defaults(gr_preflight_strv *sv, const char *const *d, size_
 }
 
 /* List of strings at key; absent/null ⇒ defaults. */
-static int get_strv(const json_t *obj, const char *key, const char *path,
-                    const char *const *defs, size_t ndefs, gr_preflight_strv *out, gr_err *err)
+static int get_strv(const json_t *obj, const char *key, const char *path, const char *const *defs,
+                    size_t ndefs, gr_preflight_strv *out, gr_err *err)
 {
     json_t *v = gr_pf_get(obj, key);
     if (!v || json_is_null(v))
@@ -342,10 +342,11 @@ static int parse_check(const json_t *src, size_t idx, gr_preflight_check *chk, g
             if (strcasecmp(k_container_keys[i], k) == 0)
                 canon = k_container_keys[i];
         if (!canon)
-            return gr_err_set(err, GR_EINVAL,
-                              "%s.%s: unknown field (an init container takes corev1.Container "
-                              "fields plus defaultEnabled, inheritUserEnv, inheritUserVolumeMounts)",
-                              path, k);
+            return gr_err_set(
+                err, GR_EINVAL,
+                "%s.%s: unknown field (an init container takes corev1.Container "
+                "fields plus defaultEnabled, inheritUserEnv, inheritUserVolumeMounts)",
+                path, k);
         if (json_is_null(v))
             continue;
         json_t *copy = NULL;
@@ -367,7 +368,8 @@ static int parse_check(const json_t *src, size_t idx, gr_preflight_check *chk, g
                                   path);
             copy = json_deep_copy(v);
         } else {
-            if (strcmp(canon, "env") == 0 && validate_env(v, (snprintf(key, sizeof key, "%s.env", path), key), err) != GR_OK)
+            if (strcmp(canon, "env") == 0 &&
+                validate_env(v, (snprintf(key, sizeof key, "%s.env", path), key), err) != GR_OK)
                 return err ? err->code : GR_EINVAL;
             if (strcmp(canon, "volumeMounts") == 0 &&
                 validate_mounts(v, (snprintf(key, sizeof key, "%s.volumeMounts", path), key),
@@ -448,14 +450,14 @@ static int parse_extra_mounts(const json_t *list, const char *path, bool host,
                               p, m->mount_path);
         if (!host)
             continue;
-        if (get_str(e, "hostPath", (snprintf(k, sizeof k, "%s.hostPath", p), k), "",
-                    &m->host_path, err) ||
+        if (get_str(e, "hostPath", (snprintf(k, sizeof k, "%s.hostPath", p), k), "", &m->host_path,
+                    err) ||
             get_str(e, "hostPathType", (snprintf(k, sizeof k, "%s.hostPathType", p), k), "",
                     &m->host_path_type, err))
             return err ? err->code : GR_EINVAL;
         if (m->host_path[0] != '/')
-            return gr_err_set(err, GR_EINVAL, "%s.hostPath must be an absolute path, got \"%s\"",
-                              p, m->host_path);
+            return gr_err_set(err, GR_EINVAL, "%s.hostPath must be an absolute path, got \"%s\"", p,
+                              m->host_path);
         bool ok = false;
         for (size_t t = 0; k_host_path_types[t]; t++)
             ok |= strcmp(k_host_path_types[t], m->host_path_type) == 0;
@@ -492,8 +494,8 @@ static int parse_gang(const json_t *g, gr_preflight_config *cfg, gr_err *err)
         return GR_EINVAL;
     }
     free(timeout);
-    if ((rc = get_int(g, "masterPort", "gangCoordination.masterPort", 29500,
-                      &cfg->gang.master_port, NULL, err)))
+    if ((rc = get_int(g, "masterPort", "gangCoordination.masterPort", 29500, &cfg->gang.master_port,
+                      NULL, err)))
         return rc;
     if (cfg->gang.master_port < 1 || cfg->gang.master_port > 65535)
         return gr_err_set(err, GR_EINVAL,
@@ -503,9 +505,10 @@ static int parse_gang(const json_t *g, gr_preflight_config *cfg, gr_err *err)
                       DEFAULT_CM_PATH, &cfg->gang.configmap_mount_path, err)))
         return rc;
     if (cfg->gang.configmap_mount_path[0] != '/')
-        return gr_err_set(err, GR_EINVAL,
-                          "gangCoordination.configMapMountPath must be an absolute path, got \"%s\"",
-                          cfg->gang.configmap_mount_path);
+        return gr_err_set(
+            err, GR_EINVAL,
+            "gangCoordination.configMapMountPath must be an absolute path, got \"%s\"",
+            cfg->gang.configmap_mount_path);
     if ((rc = get_str(g, "ncclTopoConfigMap", "gangCoordination.ncclTopoConfigMap", "",
                       &cfg->gang.nccl_topo_configmap, err)) ||
         (rc = get_str(g, "ncclTopoData", "gangCoordination.ncclTopoData", "",
@@ -524,14 +527,12 @@ static int parse_gang(const json_t *g, gr_preflight_config *cfg, gr_err *err)
         if (dup_str(DEFAULT_TOPO_CM, &cfg->gang.nccl_topo_configmap, err) != GR_OK)
             return GR_ENOMEM;
     }
-    if ((rc = parse_extra_mounts(gr_pf_get(g, "extraHostPathMounts"),
-                                 "gangCoordination.extraHostPathMounts", true,
-                                 &cfg->gang.extra_host_path_mounts,
-                                 &cfg->gang.n_extra_host_path_mounts, err)) ||
-        (rc = parse_extra_mounts(gr_pf_get(g, "extraVolumeMounts"),
-                                 "gangCoordination.extraVolumeMounts", false,
-                                 &cfg->gang.extra_volume_mounts, &cfg->gang.n_extra_volume_mounts,
-                                 err)))
+    if ((rc = parse_extra_mounts(
+             gr_pf_get(g, "extraHostPathMounts"), "gangCoordination.extraHostPathMounts", true,
+             &cfg->gang.extra_host_path_mounts, &cfg->gang.n_extra_host_path_mounts, err)) ||
+        (rc = parse_extra_mounts(
+             gr_pf_get(g, "extraVolumeMounts"), "gangCoordination.extraVolumeMounts", false,
+             &cfg->gang.extra_volume_mounts, &cfg->gang.n_extra_volume_mounts, err)))
         return rc;
     return get_bool(g, "mirrorResourceClaims", "gangCoordination.mirrorResourceClaims", true,
                     &cfg->gang.mirror_resource_claims, err);
@@ -628,8 +629,8 @@ static int parse_token(const json_t *doc, gr_preflight_config *cfg, gr_err *err)
                       &cfg->token_audience, err)) ||
         (rc = get_str(doc, "connectorTokenMountPath", "connectorTokenMountPath", NULL,
                       &cfg->token_mount_path, err)) ||
-        (rc = get_int(doc, "connectorTokenExpirationSeconds", "connectorTokenExpirationSeconds",
-                      0, &cfg->token_expiration_seconds, &has_exp, err)))
+        (rc = get_int(doc, "connectorTokenExpirationSeconds", "connectorTokenExpirationSeconds", 0,
+                      &cfg->token_expiration_seconds, &has_exp, err)))
         return rc;
     /* empty strings / 0 count as unset */
     if (cfg->token_audience && !*cfg->token_audience) {
@@ -755,8 +756,7 @@ int gr_preflight_config_from_json(const json_t *doc, gr_preflight_warn_fn warn, 
         (rc = get_strv(doc, "ncclEnvPatterns", "ncclEnvPatterns", k_default_env_patterns,
                        sizeof k_default_env_patterns / sizeof *k_default_env_patterns,
                        &cfg->nccl_env_patterns, err)) ||
-        (rc = get_strv(doc, "volumeMountPatterns", "volumeMountPatterns",
-                       k_default_mount_patterns,
+        (rc = get_strv(doc, "volumeMountPatterns", "volumeMountPatterns", k_default_mount_patterns,
                        sizeof k_default_mount_patterns / sizeof *k_default_mount_patterns,
                        &cfg->volume_mount_patterns, err)) ||
         (rc = get_str(doc, "connectorSocket", "connectorSocket", DEFAULT_SOCKET,
@@ -784,12 +784,13 @@ int gr_preflight_config_from_json(const json_t *doc, gr_preflight_warn_fn warn, 
                 gr_err_prefix(err, "%s[%zu]: ", patnames[p], i);
                 goto fail;
             }
-    if ((rc = parse_token(doc, cfg, err)) || (rc = parse_gang(gr_pf_get(doc, "gangCoordination"), cfg, err)) ||
+    if ((rc = parse_token(doc, cfg, err)) ||
+        (rc = parse_gang(gr_pf_get(doc, "gangCoordination"), cfg, err)) ||
         (rc = parse_gang_discovery(gr_pf_get(doc, "gangDiscovery"), cfg, err)))
         goto fail;
     char *placement = NULL;
-    if ((rc = get_str(doc, "initContainerPlacement", "initContainerPlacement", "append",
-                      &placement, err)))
+    if ((rc = get_str(doc, "initContainerPlacement", "initContainerPlacement", "append", &placement,
+                      err)))
         goto fail;
     if (strcmp(placement, "append") == 0 || !*placement) {
         cfg->placement = GR_PREFLIGHT_APPEND;
@@ -828,8 +829,8 @@ fail:
 }
 
 int gr_preflight_config_parse(const char *text, size_t len, const char *name,
-                              gr_preflight_warn_fn warn, void *warn_ud,
-                              gr_preflight_config **out, gr_err *err)
+                              gr_preflight_warn_fn warn, void *warn_ud, gr_preflight_config **out,
+                              gr_err *err)
 {
     *out = NULL;
     if (len > GR_PREFLIGHT_CONFIG_MAX)

@@ -119,8 +119,7 @@ static int static_resolve(void *ud, const json_t *pod, const char *ns, gr_prefli
             json_array_foreach(json_object_get(gd, src[s][0]), i, k)
             {
                 const char *key = json_string_value(k);
-                group = key ? nonempty(json_object_get(json_object_get(md, src[s][1]), key))
-                            : NULL;
+                group = key ? nonempty(json_object_get(json_object_get(md, src[s][1]), key)) : NULL;
                 if (group)
                     break;
             }
@@ -163,6 +162,7 @@ static int static_resolve(void *ud, const json_t *pod, const char *ns, gr_prefli
 
 gr_preflight_gang_ops gr_preflight_gang_static_ops(const gr_preflight_config *cfg)
 {
-    gr_preflight_gang_ops ops = {.resolve = static_resolve, .admitted = NULL, .ud = (void *)(uintptr_t)cfg};
+    gr_preflight_gang_ops ops = {
+        .resolve = static_resolve, .admitted = NULL, .ud = (void *)(uintptr_t)cfg};
     return ops;
 }

@@ -464,7 +464,8 @@ static int build_container(const build_ctx *bc, const gr_preflight_check *chk, j
         goto out;
     if (env_field(env, "NODE_NAME", "spec.nodeName"))
         goto out;
-    if (*cfg->connector_socket && env_value(env, "PLATFORM_CONNECTOR_SOCKET", cfg->connector_socket))
+    if (*cfg->connector_socket &&
+        env_value(env, "PLATFORM_CONNECTOR_SOCKET", cfg->connector_socket))
         goto out;
     if (env_value(env, "PROCESSING_STRATEGY", cfg->processing_strategy))
         goto out;
@@ -474,9 +475,9 @@ static int build_container(const build_ctx *bc, const gr_preflight_check *chk, j
         if (env_value(env, "HEALTH_PUBLISH_TARGET", cfg->publish.target) ||
             env_value(env, "HEALTH_PUBLISH_TOKEN_PATH", bc->token_path))
             goto out;
-        if (cfg->publish.insecure ? env_value(env, "HEALTH_PUBLISH_INSECURE", "true")
-                                  : env_value(env, "HEALTH_PUBLISH_TLS_CA_FILE",
-                                              GR_PREFLIGHT_PUBLISH_CA_FILE))
+        if (cfg->publish.insecure
+                ? env_value(env, "HEALTH_PUBLISH_INSECURE", "true")
+                : env_value(env, "HEALTH_PUBLISH_TLS_CA_FILE", GR_PREFLIGHT_PUBLISH_CA_FILE))
             goto out;
     }
 
@@ -593,13 +594,13 @@ static int build_volumes(const build_ctx *bc, json_t *vols)
 {
     const gr_preflight_config *cfg = bc->cfg;
     json_t *v;
-#define ADD(name, json)                                                                           \
-    do {                                                                                          \
-        if (!pod_has_volume(bc->pod_volumes, vols, (name))) {                                     \
-            v = (json);                                                                           \
-            if (!v || json_array_append_new(vols, v))                                             \
-                return GR_ENOMEM;                                                                 \
-        }                                                                                         \
+#define ADD(name, json)                                       \
+    do {                                                      \
+        if (!pod_has_volume(bc->pod_volumes, vols, (name))) { \
+            v = (json);                                       \
+            if (!v || json_array_append_new(vols, v))         \
+                return GR_ENOMEM;                             \
+        }                                                     \
     } while (0)
     if (*cfg->connector_socket)
         ADD(GR_PREFLIGHT_VOL_SOCKET,
@@ -624,8 +625,8 @@ static int build_volumes(const build_ctx *bc, json_t *vols)
                                          "emptyDir", "medium", "Memory", "sizeLimit", DSHM_LIMIT));
     if (*cfg->gang.nccl_topo_configmap)
         ADD(GR_PREFLIGHT_VOL_NCCL_TOPO,
-            json_pack("{s:s,s:{s:s,s:b}}", "name", GR_PREFLIGHT_VOL_NCCL_TOPO, "configMap",
-                      "name", cfg->gang.nccl_topo_configmap, "optional", 1));
+            json_pack("{s:s,s:{s:s,s:b}}", "name", GR_PREFLIGHT_VOL_NCCL_TOPO, "configMap", "name",
+                      cfg->gang.nccl_topo_configmap, "optional", 1));
     for (size_t k = 0; k < cfg->gang.n_extra_host_path_mounts; k++) {
         const gr_preflight_extra_mount *m = &cfg->gang.extra_host_path_mounts[k];
         json_t *hp = *m->host_path_type
@@ -802,10 +803,9 @@ int gr_preflight_inject(const gr_preflight_config *cfg, const gr_preflight_gang_
     if (rc == GR_OK && cfg->publish.mode == GR_PREFLIGHT_PUBLISH_DEPLOYMENT) { /* PF-176 */
         const json_t *labels = json_object_get(md, "labels");
         if (!json_is_object(md)) {
-            rc = gr_json_patch_add(patch, "/metadata",
-                                   json_pack("{s:{s:s}}", "labels", GR_PREFLIGHT_LABEL_HEALTH_PUB,
-                                             "true"),
-                                   err);
+            rc = gr_json_patch_add(
+                patch, "/metadata",
+                json_pack("{s:{s:s}}", "labels", GR_PREFLIGHT_LABEL_HEALTH_PUB, "true"), err);
         } else if (!json_is_object(labels)) {
             rc = gr_json_patch_add(patch, "/metadata/labels",
                                    json_pack("{s:s}", GR_PREFLIGHT_LABEL_HEALTH_PUB, "true"), err);

@@ -33,7 +33,7 @@
 #define RETIRE_NS (INT64_C(300) * 1000000000)
 
 static const double k_buckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                                   0.1,    0.25,  0.5,    1,     2.5,   5,     10};
+                                   0.1,    0.25,  0.5,    1,     2.5,  5,     10};
 #define NBUCKETS (sizeof k_buckets / sizeof *k_buckets)
 
 /* ------------------------------------------------------- certificates */
@@ -147,7 +147,7 @@ static int cert_load(const char *dir, cert_gen **out, gr_err *err)
     gnutls_datum_t kd = {(unsigned char *)kb.data, (unsigned)kb.len};
     g->npcerts = MAX_CHAIN;
     int grc = cb.len ? gnutls_pcert_list_import_x509_raw(g->pcerts, &g->npcerts, &cd,
-                                                          GNUTLS_X509_FMT_PEM, 0)
+                                                         GNUTLS_X509_FMT_PEM, 0)
                      : GNUTLS_E_NO_CERTIFICATE_FOUND;
     if (grc < 0) {
         g->npcerts = 0;
@@ -167,9 +167,10 @@ static int cert_load(const char *dir, cert_gen **out, gr_err *err)
      * not be served) */
     gnutls_pubkey_t kp = NULL;
     gnutls_datum_t a = {0}, b = {0};
-    bool match = gnutls_pubkey_init(&kp) >= 0 && gnutls_pubkey_import_privkey(kp, g->key, 0, 0) >= 0 &&
-                 pubkey_der(kp, &a) >= 0 && pubkey_der(g->pcerts[0].pubkey, &b) >= 0 &&
-                 a.size == b.size && memcmp(a.data, b.data, a.size) == 0;
+    bool match = gnutls_pubkey_init(&kp) >= 0 &&
+                 gnutls_pubkey_import_privkey(kp, g->key, 0, 0) >= 0 && pubkey_der(kp, &a) >= 0 &&
+                 pubkey_der(g->pcerts[0].pubkey, &b) >= 0 && a.size == b.size &&
+                 memcmp(a.data, b.data, a.size) == 0;
     gnutls_free(a.data);
     gnutls_free(b.data);
     if (kp)
@@ -282,8 +283,8 @@ typedef struct req_ctx {
     bool counted;
 } req_ctx;
 
-static enum MHD_Result send_buf(struct MHD_Connection *c, gr_preflight_server *s,
-                                unsigned status, char *body, size_t len, const char *ctype)
+static enum MHD_Result send_buf(struct MHD_Connection *c, gr_preflight_server *s, unsigned status,
+                                char *body, size_t len, const char *ctype)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
     if (!r) {
@@ -317,8 +318,7 @@ static void observe(gr_preflight_server *s, int64_t ns)
     atomic_fetch_add(&s->lat_sum_ns, (uint_fast64_t)(ns > 0 ? ns : 0));
 }
 
-static enum MHD_Result handle_mutate(struct MHD_Connection *c, gr_preflight_server *s,
-                                     req_ctx *rq)
+static enum MHD_Result handle_mutate(struct MHD_Connection *c, gr_preflight_server *s, req_ctx *rq)
 {
     if (rq->too_big) {
         atomic_fetch_add(&s->too_big, 1);
@@ -372,9 +372,8 @@ static enum MHD_Result handle_mutate(struct MHD_Connection *c, gr_preflight_serv
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     (void)version;
     gr_preflight_server *s = cls;
@@ -466,9 +465,9 @@ static double wall_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int gr_preflight_server_start(const gr_preflight_server_opts *opts,
-                              const gr_preflight_config *cfg, const gr_preflight_gang_ops *gang,
-                              gr_preflight_server **out, gr_err *err)
+int gr_preflight_server_start(const gr_preflight_server_opts *opts, const gr_preflight_config *cfg,
+                              const gr_preflight_gang_ops *gang, gr_preflight_server **out,
+                              gr_err *err)
 {
     *out = NULL;
     gr_preflight_server *s = calloc(1, sizeof *s);
@@ -522,14 +521,14 @@ int gr_preflight_server_start(const gr_preflight_server_opts *opts,
     sin.sin_addr.s_addr = htonl(opts->loopback_only ? INADDR_LOOPBACK : INADDR_ANY);
     unsigned flags = MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG;
-    s->d = MHD_start_daemon(
-        flags, opts->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &sin,
-        MHD_OPTION_HTTPS_CERT_CALLBACK, cert_callback, MHD_OPTION_HTTPS_PRIORITIES,
-        "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2", MHD_OPTION_THREAD_POOL_SIZE,
-        (unsigned)s->o.threads, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->o.timeout_s,
-        MHD_OPTION_CONNECTION_LIMIT, 1024u, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
-        MHD_OPTION_END);
+    s->d =
+        MHD_start_daemon(flags, opts->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &sin,
+                         MHD_OPTION_HTTPS_CERT_CALLBACK, cert_callback, MHD_OPTION_HTTPS_PRIORITIES,
+                         "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2", MHD_OPTION_THREAD_POOL_SIZE,
+                         (unsigned)s->o.threads, MHD_OPTION_CONNECTION_TIMEOUT,
+                         (unsigned)s->o.timeout_s, MHD_OPTION_CONNECTION_LIMIT, 1024u,
+                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_EXTERNAL_LOGGER,
+                         mhd_log, NULL, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
     if (!s->d) {
         gr_err_set(err, GR_EIO, "cannot listen on port %u (in use, or TLS setup failed)",
                    (unsigned)opts->port);
@@ -657,8 +656,7 @@ int gr_preflight_server_metrics(gr_preflight_server *s, gr_buf *o)
                          "# TYPE preflight_webhook_latency_seconds histogram\n");
     for (size_t i = 0; i < NBUCKETS; i++)
         rc |= gr_buf_printf(o,
-                            "preflight_webhook_latency_seconds_bucket{le=\"%g\"} %" PRIuFAST64
-                            "\n",
+                            "preflight_webhook_latency_seconds_bucket{le=\"%g\"} %" PRIuFAST64 "\n",
                             k_buckets[i], atomic_load(&s->buckets[i]));
     uint_fast64_t cnt = atomic_load(&s->lat_count);
     rc |= gr_buf_printf(o,
@@ -670,8 +668,7 @@ int gr_preflight_server_metrics(gr_preflight_server *s, gr_buf *o)
                         "# HELP preflight_certificate_reloads_total Serving certificate pairs "
                         "loaded after startup changes.\n"
                         "# TYPE preflight_certificate_reloads_total counter\n"
-                        "preflight_certificate_reloads_total{result=\"success\"} %" PRIuFAST64
-                        "\n"
+                        "preflight_certificate_reloads_total{result=\"success\"} %" PRIuFAST64 "\n"
                         "preflight_certificate_reloads_total{result=\"error\"} %" PRIuFAST64 "\n",
                         atomic_load(&g_certs.reloads), atomic_load(&g_certs.reload_errors));
     double cpu, rss, vsz;

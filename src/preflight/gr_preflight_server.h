@@ -48,9 +48,9 @@ typedef struct gr_preflight_server gr_preflight_server;
 /* Load the certificate pair and start listening. GR_EIO (cannot load the
  * certificate, cannot bind: message says which), GR_EUNSUPPORTED,
  * GR_ENOMEM. */
-int gr_preflight_server_start(const gr_preflight_server_opts *opts,
-                              const gr_preflight_config *cfg, const gr_preflight_gang_ops *gang,
-                              gr_preflight_server **out, gr_err *err);
+int gr_preflight_server_start(const gr_preflight_server_opts *opts, const gr_preflight_config *cfg,
+                              const gr_preflight_gang_ops *gang, gr_preflight_server **out,
+                              gr_err *err);
 
 uint16_t gr_preflight_server_port(const gr_preflight_server *s);
 

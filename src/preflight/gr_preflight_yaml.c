@@ -16,8 +16,8 @@ static bool plain_ok(const char *s)
 {
     if (!*s)
         return false;
-    static const char *const reserved[] = {"null", "~", "true", "false", "yes", "no",
-                                           "on",   "off", "y",   "n",     NULL};
+    static const char *const reserved[] = {"null", "~",   "true", "false", "yes", "no",
+                                           "on",   "off", "y",    "n",     NULL};
     for (size_t i = 0; reserved[i]; i++)
         if (strcasecmp(s, reserved[i]) == 0)
             return false;
@@ -27,8 +27,7 @@ static bool plain_ok(const char *s)
         return false;
     for (const char *p = s; *p; p++) {
         unsigned char c = (unsigned char)*p;
-        if (!(isalnum(c) || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' ||
-              c == '='))
+        if (!(isalnum(c) || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == '='))
             return false;
         if (c == ':' && (p[1] == 0 || p[1] == ' '))
             return false;

@@ -100,12 +100,10 @@ static int offline_resolve(void *ud, const json_t *pod, const char *ns, gr_prefl
 static int cmd_inject(int argc, char **argv)
 {
     const char *config = NULL, *ns = "default", *gang_id = NULL, *output = "yaml";
-    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
-                                         {"namespace", required_argument, NULL, 'n'},
-                                         {"gang-id", required_argument, NULL, 'g'},
-                                         {"output", required_argument, NULL, 'o'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"config", required_argument, NULL, 'c'},  {"namespace", required_argument, NULL, 'n'},
+        {"gang-id", required_argument, NULL, 'g'}, {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "c:n:g:o:h", opts, NULL)) != -1) {
         switch (ch) {
@@ -209,14 +207,11 @@ static int cmd_serve(int argc, char **argv)
 {
     const char *config = "/etc/preflight/config.yaml";
     gr_preflight_server_opts o = {.port = GR_PREFLIGHT_DEFAULT_PORT, .cert_dir = "/certs"};
-    static const struct option opts[] = {{"port", required_argument, NULL, 'p'},
-                                         {"cert-dir", required_argument, NULL, 'd'},
-                                         {"config", required_argument, NULL, 'c'},
-                                         {"max-body-bytes", required_argument, NULL, 'm'},
-                                         {"threads", required_argument, NULL, 't'},
-                                         {"timeout", required_argument, NULL, 'T'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"port", required_argument, NULL, 'p'},    {"cert-dir", required_argument, NULL, 'd'},
+        {"config", required_argument, NULL, 'c'},  {"max-body-bytes", required_argument, NULL, 'm'},
+        {"threads", required_argument, NULL, 't'}, {"timeout", required_argument, NULL, 'T'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "p:d:c:m:t:T:h", opts, NULL)) != -1) {
         char *end = NULL;

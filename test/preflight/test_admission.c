@@ -47,8 +47,8 @@ static void test_unreadable_review_is_400(void **state)
 {
     (void)state;
     gr_preflight_config *cfg = load(k_cfg);
-    static const char *const bad[] = {"", "{", "[]", "\"x\"", "{\"request\":5}",
-                                      "{\"request\":{\"uid\":7}}"};
+    static const char *const bad[] = {
+        "", "{", "[]", "\"x\"", "{\"request\":5}", "{\"request\":{\"uid\":7}}"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         gr_preflight_admission a;
         assert_null(admit(cfg, NULL, bad[i], &a));
@@ -119,8 +119,8 @@ static void rec_admitted(void *ud, const json_t *pod, const char *ns, const char
     snprintf(r->id, sizeof r->id, "%s", ctx->gang_id);
 }
 
-#define GPU_POD_NO_NS                                                                             \
-    "{\"metadata\":{\"generateName\":\"train-\"},\"spec\":{\"containers\":[{\"name\":\"m\","     \
+#define GPU_POD_NO_NS                                                                        \
+    "{\"metadata\":{\"generateName\":\"train-\"},\"spec\":{\"containers\":[{\"name\":\"m\"," \
     "\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}"
 
 static void test_gang_hook_namespace_backfill_and_generate_name(void **state)
@@ -130,16 +130,16 @@ static void test_gang_hook_namespace_backfill_and_generate_name(void **state)
     rec r = {0};
     gr_preflight_gang_ops ops = {.resolve = rec_resolve, .admitted = rec_admitted, .ud = &r};
     gr_preflight_admission a;
-    json_t *doc = admit(cfg, &ops,
-                        "{\"request\":{\"uid\":\"abc\",\"namespace\":\"team-x\",\"object\":" GPU_POD_NO_NS
-                        "}}",
-                        &a);
+    json_t *doc = admit(
+        cfg, &ops,
+        "{\"request\":{\"uid\":\"abc\",\"namespace\":\"team-x\",\"object\":" GPU_POD_NO_NS "}}",
+        &a);
     assert_string_equal(json_string_value(gr_json_ptr_get(doc, "/response/uid")), "abc");
     assert_string_equal(json_string_value(gr_json_ptr_get(doc, "/response/patchType")),
                         "JSONPatch");
     assert_int_equal(r.resolved, 1);
-    assert_int_equal(r.admitted, 1); /* registration after a patch (facts 2.2.7) */
-    assert_string_equal(r.ns, "team-x"); /* namespace from the request (facts 2.2.4) */
+    assert_int_equal(r.admitted, 1);       /* registration after a patch (facts 2.2.7) */
+    assert_string_equal(r.ns, "team-x");   /* namespace from the request (facts 2.2.4) */
     assert_string_equal(r.name, "train-"); /* generateName fallback */
     assert_string_equal(r.id, "g-1");
     assert_string_equal(a.pod_name, "train-");
@@ -149,22 +149,24 @@ static void test_gang_hook_namespace_backfill_and_generate_name(void **state)
 
     /* dry run: same patch, no registration side effect */
     r.admitted = 0;
-    doc = admit(cfg, &ops,
-                "{\"request\":{\"uid\":\"d\",\"dryRun\":true,\"namespace\":\"n\",\"object\":" GPU_POD_NO_NS
-                "}}",
-                &a);
+    doc = admit(
+        cfg, &ops,
+        "{\"request\":{\"uid\":\"d\",\"dryRun\":true,\"namespace\":\"n\",\"object\":" GPU_POD_NO_NS
+        "}}",
+        &a);
     assert_non_null(gr_json_ptr_get(doc, "/response/patch"));
     assert_int_equal(r.admitted, 0);
     json_decref(doc);
     gr_preflight_admission_clear(&a);
 
     /* empty annotation: no patch, so no registration (facts 2.2.6) */
-    doc = admit(cfg, &ops,
-                "{\"request\":{\"uid\":\"e\",\"object\":{\"metadata\":{\"name\":\"p\",\"namespace\":"
-                "\"n\",\"annotations\":{\"nvsentinel.nvidia.com/preflight-checks\":\"\"}},"
-                "\"spec\":{\"containers\":[{\"name\":\"m\",\"resources\":{\"limits\":{"
-                "\"nvidia.com/gpu\":2}}}]}}}}",
-                &a);
+    doc =
+        admit(cfg, &ops,
+              "{\"request\":{\"uid\":\"e\",\"object\":{\"metadata\":{\"name\":\"p\",\"namespace\":"
+              "\"n\",\"annotations\":{\"nvsentinel.nvidia.com/preflight-checks\":\"\"}},"
+              "\"spec\":{\"containers\":[{\"name\":\"m\",\"resources\":{\"limits\":{"
+              "\"nvidia.com/gpu\":2}}}]}}}}",
+              &a);
     assert_null(gr_json_ptr_get(doc, "/response/patch"));
     assert_true(json_is_true(gr_json_ptr_get(doc, "/response/allowed")));
     assert_int_equal(r.admitted, 0);
@@ -203,8 +205,8 @@ static void test_config_defaults(void **state)
     (void)state;
     gr_preflight_config *cfg = load("{}");
     /* PF-80 */
-    static const char *const env[] = {"NCCL_*",       "FI_*",         "LD_LIBRARY_PATH",
-                                      "UCX_*",        "TORCH_NCCL_*", "CUDA_DEVICE_ORDER"};
+    static const char *const env[] = {"NCCL_*", "FI_*",         "LD_LIBRARY_PATH",
+                                      "UCX_*",  "TORCH_NCCL_*", "CUDA_DEVICE_ORDER"};
     assert_int_equal(cfg->nccl_env_patterns.n, 6);
     for (size_t i = 0; i < 6; i++)
         assert_string_equal(cfg->nccl_env_patterns.v[i], env[i]);
@@ -215,26 +217,27 @@ static void test_config_defaults(void **state)
         assert_string_equal(cfg->volume_mount_patterns.v[i], mnt[i]);
     assert_int_equal(cfg->gpu_resource_names.n, 1);
     assert_string_equal(cfg->gpu_resource_names.v[0], "nvidia.com/gpu");
-    assert_int_equal(cfg->placement, GR_PREFLIGHT_APPEND);                     /* PF-26 */
-    assert_string_equal(cfg->processing_strategy, "EXECUTE_REMEDIATION");      /* PF-42 */
+    assert_int_equal(cfg->placement, GR_PREFLIGHT_APPEND);                         /* PF-26 */
+    assert_string_equal(cfg->processing_strategy, "EXECUTE_REMEDIATION");          /* PF-42 */
     assert_string_equal(cfg->connector_socket, "unix:///var/run/nvsentinel.sock"); /* PF-161 */
-    assert_int_equal(cfg->gang.timeout_ns, INT64_C(600) * 1000000000);         /* PF-154 */
-    assert_int_equal(cfg->gang.master_port, 29500);                            /* PF-155 */
-    assert_string_equal(cfg->gang.configmap_mount_path, "/etc/preflight");     /* PF-146 */
-    assert_string_equal(cfg->gang.nccl_topo_configmap, "");                    /* PF-156 */
-    assert_string_equal(cfg->gang.nccl_topo_shape, "");                        /* PF-157 */
-    assert_int_equal(cfg->gang.n_extra_host_path_mounts, 0);                   /* PF-158 */
-    assert_int_equal(cfg->gang.n_extra_volume_mounts, 0);                      /* PF-159 */
-    assert_true(cfg->gang.mirror_resource_claims);                             /* PF-160 */
+    assert_int_equal(cfg->gang.timeout_ns, INT64_C(600) * 1000000000);             /* PF-154 */
+    assert_int_equal(cfg->gang.master_port, 29500);                                /* PF-155 */
+    assert_string_equal(cfg->gang.configmap_mount_path, "/etc/preflight");         /* PF-146 */
+    assert_string_equal(cfg->gang.nccl_topo_configmap, "");                        /* PF-156 */
+    assert_string_equal(cfg->gang.nccl_topo_shape, "");                            /* PF-157 */
+    assert_int_equal(cfg->gang.n_extra_host_path_mounts, 0);                       /* PF-158 */
+    assert_int_equal(cfg->gang.n_extra_volume_mounts, 0);                          /* PF-159 */
+    assert_true(cfg->gang.mirror_resource_claims);                                 /* PF-160 */
     assert_null(cfg->token_audience);
     assert_int_equal(cfg->publish.mode, GR_PREFLIGHT_PUBLISH_SOCKET);
     assert_int_equal(json_object_size(cfg->gang_discovery), 0); /* {} = native, PF-09 */
     gr_preflight_config_free(cfg);
 
     /* PF-100 / R3: minCountExpr defaults to podGroup.spec.minMember */
-    cfg = load("gangCoordination: {enabled: true}\n"
-               "gangDiscovery: {name: volcano, annotationKeys: [scheduling.k8s.io/group-name],\n"
-               "  podGroupGVR: {group: scheduling.volcano.sh, version: v1beta1, resource: podgroups}}\n");
+    cfg = load(
+        "gangCoordination: {enabled: true}\n"
+        "gangDiscovery: {name: volcano, annotationKeys: [scheduling.k8s.io/group-name],\n"
+        "  podGroupGVR: {group: scheduling.volcano.sh, version: v1beta1, resource: podgroups}}\n");
     assert_string_equal(json_string_value(json_object_get(cfg->gang_discovery, "minCountExpr")),
                         "podGroup.spec.minMember");
     gr_preflight_config_free(cfg);
@@ -264,9 +267,8 @@ static void test_unknown_keys_warned(void **state)
     gr_buf w = GR_BUF_INIT(0);
     gr_preflight_config *cfg = NULL;
     const char *text = "gpuResourceName: [x]\nimageCache: {enabled: false}\n";
-    assert_int_equal(gr_preflight_config_parse(text, strlen(text), "t", warn_collect, &w, &cfg,
-                                               NULL),
-                     GR_OK);
+    assert_int_equal(
+        gr_preflight_config_parse(text, strlen(text), "t", warn_collect, &w, &cfg, NULL), GR_OK);
     assert_string_equal(gr_buf_cstr(&w),
                         "config key \"gpuResourceName\" is not used by preflight; ignored\n"
                         "config key \"imageCache\" is not used by preflight; ignored\n");

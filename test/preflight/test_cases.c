@@ -161,10 +161,9 @@ static void run_case(void **state)
         ops = gr_preflight_gang_static_ops(cfg);
     const char *req_ns = json_string_value(json_object_get(gang_doc, "requestNamespace"));
 
-    json_t *review = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:O}}", "apiVersion",
-                               "admission.k8s.io/v1", "kind", "AdmissionReview", "request", "uid",
-                               UID, "operation", "CREATE", "namespace",
-                               req_ns ? req_ns : "default", "object", pod);
+    json_t *review = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:O}}", "apiVersion", "admission.k8s.io/v1",
+                               "kind", "AdmissionReview", "request", "uid", UID, "operation",
+                               "CREATE", "namespace", req_ns ? req_ns : "default", "object", pod);
     assert_non_null(review);
     char *body = json_dumps(review, JSON_COMPACT);
     assert_non_null(body);
@@ -205,8 +204,7 @@ static void run_case(void **state)
             assert_int_equal(adm.result, GR_PREFLIGHT_ADMIT_SKIPPED);
         } else {
             assert_non_null(p64);
-            assert_string_equal(json_string_value(json_object_get(resp, "patchType")),
-                                "JSONPatch");
+            assert_string_equal(json_string_value(json_object_get(resp, "patchType")), "JSONPatch");
             assert_int_equal(adm.result, GR_PREFLIGHT_ADMIT_INJECTED);
             json_t *patch = b64_patch(p64);
             if (gr_json_patch_apply_copy(pod, patch, &got, &err) != GR_OK)
