@@ -115,10 +115,13 @@ typedef struct store_index {
  * back on read), which keeps a trimmed entry small. */
 typedef struct sentry {
     struct sentry *next;
-    uint32_t hash;
-    uint32_t klen;
-    char data[]; /* key '\0' text '\0' */
+    uint16_t klen; /* keys are < GR_KUBE_KEY_MAX; the hash is recomputed when needed */
+    char data[];   /* key '\0' text '\0' */
 } sentry;
+
+/* Buckets are grown when entries exceed LOAD x buckets (short chains, and
+ * fewer bucket pointers per entry). */
+#define LOAD 4
 
 struct gr_kube_store {
     pthread_rwlock_t lk;
@@ -140,7 +143,7 @@ static sentry **entry_slot(const gr_kube_store *s, const char *key, uint32_t h)
         return NULL;
     sentry **pp = &s->b[h & (s->nb - 1)];
     for (; *pp; pp = &(*pp)->next)
-        if ((*pp)->hash == h && strcmp((*pp)->data, key) == 0)
+        if (strcmp((*pp)->data, key) == 0)
             return pp;
     return pp; /* the empty tail slot of the chain */
 }
@@ -155,8 +158,9 @@ static int entries_grow(gr_kube_store *s)
         sentry *e = s->b[i];
         while (e) {
             sentry *next = e->next;
-            e->next = b[e->hash & (nb - 1)];
-            b[e->hash & (nb - 1)] = e;
+            uint32_t h = gr_kube_map_hash(e->data);
+            e->next = b[h & (nb - 1)];
+            b[h & (nb - 1)] = e;
             e = next;
         }
     }
@@ -329,18 +333,18 @@ int gr_kube_store_upsert(gr_kube_store *s, const json_t *obj, json_t **old, bool
         free(text);
         return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
     }
-    ne->hash = gr_kube_map_hash(key);
-    ne->klen = (uint32_t)kl;
+    uint32_t hash = gr_kube_map_hash(key);
+    ne->klen = (uint16_t)kl;
     memcpy(ne->data, key, kl + 1);
     memcpy(ne->data + kl + 1, text, tl + 1);
     free(text);
     pthread_rwlock_wrlock(&s->lk);
-    if (s->n >= s->nb && entries_grow(s) != GR_OK) {
+    if (s->n >= s->nb * LOAD && entries_grow(s) != GR_OK) {
         pthread_rwlock_unlock(&s->lk);
         free(ne);
         return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
     }
-    sentry **pp = entry_slot(s, key, ne->hash);
+    sentry **pp = entry_slot(s, key, hash);
     if (!pp) { /* cannot happen: the table was grown above */
         pthread_rwlock_unlock(&s->lk);
         free(ne);

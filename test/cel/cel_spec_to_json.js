@@ -8,8 +8,18 @@
 const fs = require("fs");
 const path = require("path");
 
-const [nodeModules, outDir] = process.argv.slice(2);
+const [nodeModules, outDir] = process.argv.slice(2).map((p) => path.resolve(p));
 const { tests } = require(path.join(nodeModules, "@bufbuild/cel-spec/dist/cjs/testdata/conformance.js"));
+
+// Doubles are written as strings in their shortest round-trip form ("1.5",
+// "9223372036854776000", "-0.0", "NaN", "Infinity"): a JSON number without a
+// fraction would read back as an (overflowing) integer, and JSON.stringify
+// drops the sign of -0. The runner parses them with strtod.
+function dbl(d) {
+  if (typeof d !== "number") return String(d);
+  if (Object.is(d, -0)) return "-0.0";
+  return String(d);
+}
 
 function value(v) {
   if (v === undefined || v === null) return { unconverted: "missing" };
@@ -17,7 +27,7 @@ function value(v) {
   if ("boolValue" in v) return { bool: v.boolValue };
   if ("int64Value" in v) return { int64: String(v.int64Value) };
   if ("uint64Value" in v) return { uint64: String(v.uint64Value) };
-  if ("doubleValue" in v) return { double: v.doubleValue };
+  if ("doubleValue" in v) return { double: dbl(v.doubleValue) };
   if ("stringValue" in v) return { string: v.stringValue };
   if ("bytesValue" in v) return { bytes_b64: v.bytesValue };
   if ("listValue" in v) return { list: (v.listValue.values || []).map(value) };

@@ -111,9 +111,9 @@ static int val_from(json_t *v, gr_cel_val *out, const char **why)
             double d;
             if (json_is_string(x)) {
                 const char *s = json_string_value(x);
-                d = strcmp(s, "NaN") == 0        ? (double)NAN
-                    : strcmp(s, "Infinity") == 0 ? (double)INFINITY
-                                                 : -(double)INFINITY;
+                /* "NaN", "Infinity", "-Infinity", or a shortest round-trip
+                 * form such as "-0.0" (cel_spec_to_json.js writes strings) */
+                d = strtod(s, NULL);
             } else {
                 d = json_number_value(x);
             }
