@@ -52,7 +52,8 @@ static json_t *make_pod(int i, int rv)
         "\"batch/v1\",\"kind\":\"Job\",\"name\":\"J\",\"uid\":\"0b1c2d3e-1111-2222-3333-"
         "444455556666\",\"controller\":true,\"blockOwnerDeletion\":true}],\"finalizers\":["
         "\"batch.kubernetes.io/job-tracking\"],\"managedFields\":[{\"manager\":\"kube-controller-"
-        "manager\",\"operation\":\"Update\",\"apiVersion\":\"v1\",\"time\":\"2026-11-30T10:00:00Z\","
+        "manager\",\"operation\":\"Update\",\"apiVersion\":\"v1\",\"time\":\"2026-11-30T10:00:"
+        "00Z\","
         "\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{\"f:labels\":{\".\":{},"
         "\"f:team\":{}},\"f:ownerReferences\":{\".\":{}}},\"f:spec\":{\"f:containers\":{"
         "\"k:{\\\"name\\\":\\\"trainer\\\"}\":{\".\":{},\"f:image\":{},\"f:resources\":{}}}}}},"
@@ -60,12 +61,14 @@ static json_t *make_pod(int i, int rv)
         "\"2026-11-30T10:01:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:status\":{"
         "\"f:conditions\":{},\"f:containerStatuses\":{},\"f:podIP\":{},\"f:phase\":{}}},"
         "\"subresource\":\"status\"}]},\"spec\":{\"volumes\":[{\"name\":\"preflight-gang\","
-        "\"configMap\":{\"name\":\"preflight-J\",\"defaultMode\":420}},{\"name\":\"kube-api-access\","
+        "\"configMap\":{\"name\":\"preflight-J\",\"defaultMode\":420}},{\"name\":\"kube-api-"
+        "access\","
         "\"projected\":{\"sources\":[{\"serviceAccountToken\":{\"expirationSeconds\":3607,"
         "\"path\":\"token\"}},{\"configMap\":{\"name\":\"kube-root-ca.crt\",\"items\":[{\"key\":"
         "\"ca.crt\",\"path\":\"ca.crt\"}]}}],\"defaultMode\":420}},{\"name\":\"dshm\",\"emptyDir\":"
         "{\"medium\":\"Memory\",\"sizeLimit\":\"64Gi\"}}],\"initContainers\":[{\"name\":"
-        "\"preflight-dcgm-diag\",\"image\":\"nvcr.io/nvidia/nvsentinel/preflight-dcgm-diag:v1.4.0\","
+        "\"preflight-dcgm-diag\",\"image\":\"nvcr.io/nvidia/nvsentinel/"
+        "preflight-dcgm-diag:v1.4.0\","
         "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"8\"}},\"volumeMounts\":[{\"name\":"
         "\"preflight-gang\",\"mountPath\":\"/etc/preflight\"}]}],\"containers\":[{\"name\":"
         "\"trainer\",\"image\":\"nvcr.io/nvidia/pytorch:25.01-py3\",\"command\":[\"torchrun\","
@@ -73,14 +76,16 @@ static json_t *make_pod(int i, int rv)
         "\"value\":\"WARN\"},{\"name\":\"MASTER_PORT\",\"value\":\"29500\"},{\"name\":\"POD_NAME\","
         "\"valueFrom\":{\"fieldRef\":{\"apiVersion\":\"v1\",\"fieldPath\":\"metadata.name\"}}}],"
         "\"ports\":[{\"containerPort\":29500,\"protocol\":\"TCP\"}],\"resources\":{\"limits\":{"
-        "\"cpu\":\"96\",\"memory\":\"1800Gi\",\"nvidia.com/gpu\":\"8\"},\"requests\":{\"cpu\":\"96\","
+        "\"cpu\":\"96\",\"memory\":\"1800Gi\",\"nvidia.com/"
+        "gpu\":\"8\"},\"requests\":{\"cpu\":\"96\","
         "\"memory\":\"1800Gi\",\"nvidia.com/gpu\":\"8\"}},\"volumeMounts\":[{\"name\":\"dshm\","
         "\"mountPath\":\"/dev/shm\"},{\"name\":\"kube-api-access\",\"readOnly\":true,\"mountPath\":"
         "\"/var/run/secrets/kubernetes.io/serviceaccount\"}],\"terminationMessagePath\":"
         "\"/dev/termination-log\",\"imagePullPolicy\":\"IfNotPresent\"}],\"restartPolicy\":"
         "\"Never\",\"terminationGracePeriodSeconds\":30,\"dnsPolicy\":\"ClusterFirst\","
         "\"serviceAccountName\":\"default\",\"nodeName\":\"NODE\",\"schedulerName\":"
-        "\"default-scheduler\",\"tolerations\":[{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\","
+        "\"default-scheduler\",\"tolerations\":[{\"key\":\"nvidia.com/"
+        "gpu\",\"operator\":\"Exists\","
         "\"effect\":\"NoSchedule\"},{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":"
         "\"Exists\",\"effect\":\"NoExecute\",\"tolerationSeconds\":300}],\"priority\":0,"
         "\"enableServiceLinks\":true,\"preemptionPolicy\":\"PreemptLowerPriority\"}}";
@@ -119,9 +124,9 @@ static json_t *make_pod(int i, int rv)
     json_object_set_new(spec, "nodeName", json_string(node));
     char cm[64];
     snprintf(cm, sizeof cm, "preflight-%s", job);
-    json_object_set_new(json_object_get(json_array_get(json_object_get(spec, "volumes"), 0),
-                                        "configMap"),
-                        "name", json_string(cm));
+    json_object_set_new(
+        json_object_get(json_array_get(json_object_get(spec, "volumes"), 0), "configMap"), "name",
+        json_string(cm));
     json_t *st = json_object_get(p, "status");
     json_object_set_new(st, "podIP", json_string(ip));
     json_object_set_new(json_array_get(json_object_get(st, "podIPs"), 0), "ip", json_string(ip));
@@ -155,10 +160,10 @@ static int trim(json_t **obj, void *ctx)
     {
         const char *n = json_string_value(json_object_get(vol, "name"));
         if (n && strcmp(n, "preflight-gang") == 0) {
-            json_object_set_new(json_object_get(t, "spec"), "volumes",
-                                json_pack("[{s:s,s:{s:O}}]", "name", n, "configMap", "name",
-                                          json_object_get(json_object_get(vol, "configMap"),
-                                                          "name")));
+            json_object_set_new(
+                json_object_get(t, "spec"), "volumes",
+                json_pack("[{s:s,s:{s:O}}]", "name", n, "configMap", "name",
+                          json_object_get(json_object_get(vol, "configMap"), "name")));
         }
     }
     json_decref(*obj);

@@ -1381,11 +1381,28 @@ static void resolve_struct(parser *p, cel_node *nd)
     bool abs = name[0] == '.';
     if (abs)
         name++;
-    for (int w = WKT_BOOL; w <= WKT_ANY; w++) {
-        if (strcmp(name, wkt_names[w]) == 0) {
-            nd->fn = (uint16_t)w;
-            return;
+    /* A well-known type under the container's candidates (longest first:
+     * with container "a.b", `X` may name a.b.X, a.X or X). */
+    const char *c = abs ? NULL : p->container;
+    size_t cl = c ? strlen(c) : 0, nl = strlen(name);
+    for (;;) {
+        for (int w = WKT_BOOL; w <= WKT_ANY; w++) {
+            const char *wn = wkt_names[w];
+            size_t wl = strlen(wn);
+            bool hit = cl == 0 ? strcmp(name, wn) == 0
+                               : wl == cl + 1 + nl && memcmp(wn, c, cl) == 0 && wn[cl] == '.' &&
+                                     memcmp(wn + cl + 1, name, nl) == 0;
+            if (hit) {
+                nd->fn = (uint16_t)w;
+                return;
+            }
         }
+        if (cl == 0)
+            break;
+        while (cl > 0 && c[cl - 1] != '.')
+            cl--;
+        if (cl > 0)
+            cl--;
     }
     nd->fn = WKT_NONE;
     gr_buf b = GR_BUF_INIT(0);

@@ -254,7 +254,7 @@ int gr_checks_boot_join(const char *addr, int port, const gr_checks_boot_msg *he
 {
     int64_t deadline = mono_ms() + timeout_ms;
     int fd = -1;
-    char last[256] = "no attempt";
+    char last[GR_ERR_MSG_MAX] = "no attempt";
     while (fd < 0) {
         if (stop && *stop)
             return gr_err_set(err, GR_ECANCELED, "bootstrap: stopped by signal");

@@ -96,7 +96,7 @@ int gr_checks_gang_read_dir(const char *dir, gr_checks_gang_files *out, gr_err *
         if (rc < 0)
             return rc;
         int kubelet = rc;
-        char base[PATH_MAX];
+        char base[2 * PATH_MAX + 2];
         if (kubelet && t1[0] == '/')
             snprintf(base, sizeof base, "%s", t1);
         else if (kubelet)
@@ -105,7 +105,7 @@ int gr_checks_gang_read_dir(const char *dir, gr_checks_gang_files *out, gr_err *
             snprintf(base, sizeof base, "%s", dir);
         int retry = 0;
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-            char path[PATH_MAX + 32];
+            char path[sizeof base + 32];
             snprintf(path, sizeof path, "%s/%s", base, keys[i]);
             rc = read_capped(path, slot(out, i), err);
             if (rc == GR_ENOTFOUND) {

@@ -27,7 +27,7 @@ static int sym(void *lib, const char *libname, const char *name, void **slot, gr
 
 #define SYM(lib, libname, fn, name)                                                                \
     do {                                                                                           \
-        void *p_;                                                                                  \
+        void *p_ = NULL;                                                                                \
         int rc_ = sym(lib, libname, name, &p_, err);                                               \
         if (rc_ != GR_OK)                                                                          \
             return rc_;                                                                            \

@@ -666,8 +666,10 @@ int gr_gang_min_count(const gr_gang_discoverer *d, const gr_gang_anchor *a, cons
                 const char *nm = json_string_value(json_object_get(e, "name"));
                 if (a->pod_group && *a->pod_group && (!nm || strcmp(nm, a->pod_group) != 0))
                     continue;
-                const json_t *v = json_object_get(
-                    json_object_get(json_object_get(e, "policy"), "gang"), "minCount");
+                const json_t *pol = json_object_get(e, "policy");
+                if (!pol)
+                    pol = json_object_get(e, "schedulingPolicy"); /* v1alpha2 templates */
+                const json_t *v = json_object_get(json_object_get(pol, "gang"), "minCount");
                 int rc = json_count(v, "policy.gang.minCount", out, err);
                 if (rc == GR_ENOTFOUND)
                     return gr_err_set(err, GR_ENOTFOUND,

@@ -210,8 +210,7 @@ static int parse_doc(const json_t *doc, const char *src, const char *base_dir, c
             (rc = opt_str(user, "tokenFile", src, upath, &token_file, err)) != GR_OK)
             return rc;
         snprintf(fpath, sizeof fpath, "%s.client-certificate-data", upath);
-        if ((rc = data_to(&cfg->cert_pem, &cfg->cert_pem_len, cert_data, src, fpath, err)) !=
-            GR_OK)
+        if ((rc = data_to(&cfg->cert_pem, &cfg->cert_pem_len, cert_data, src, fpath, err)) != GR_OK)
             return rc;
         snprintf(fpath, sizeof fpath, "%s.client-key-data", upath);
         if ((rc = data_to(&cfg->key_pem, &cfg->key_pem_len, key_data, src, fpath, err)) != GR_OK)

@@ -44,18 +44,18 @@
 #define GR_KUBE_TOKEN_MAX_BYTES  ((size_t)64 * 1024)       /* token file cap */
 
 typedef struct gr_kube_config {
-    char *server;          /* "https://host:port" (required) */
-    char *ca_pem;          /* CA bundle, PEM (NULL: system trust store) */
+    char *server; /* "https://host:port" (required) */
+    char *ca_pem; /* CA bundle, PEM (NULL: system trust store) */
     size_t ca_pem_len;
-    char *ca_file;         /* where ca_pem came from (informational) */
-    char *cert_pem;        /* client certificate, PEM */
+    char *ca_file;  /* where ca_pem came from (informational) */
+    char *cert_pem; /* client certificate, PEM */
     size_t cert_pem_len;
-    char *cert_file;       /* path to read into cert_pem (see resolve) */
-    char *key_pem;         /* client private key, PEM */
+    char *cert_file; /* path to read into cert_pem (see resolve) */
+    char *key_pem;   /* client private key, PEM */
     size_t key_pem_len;
     char *key_file;
-    char *token;           /* static bearer token */
-    char *token_file;      /* bearer token file, re-read on every request */
+    char *token;      /* static bearer token */
+    char *token_file; /* bearer token file, re-read on every request */
     int insecure_skip_tls_verify;
     char *tls_server_name; /* SNI / verification name override */
     char *namespace_;      /* default namespace ("default" when unset) */

@@ -10,7 +10,7 @@
 #include "gr_log.h"
 #include "kube_internal.h"
 
-#define AGG_ACCEPT                                                                                 \
+#define AGG_ACCEPT \
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
 
 typedef struct mapping_set {
@@ -81,7 +81,8 @@ static int add_aggregated(mapping_set *s, const json_t *list, gr_err *err)
     json_t *g, *v, *r;
     json_array_foreach(json_object_get(list, "items"), i, g)
     {
-        const char *group = json_string_value(json_object_get(json_object_get(g, "metadata"), "name"));
+        const char *group =
+            json_string_value(json_object_get(json_object_get(g, "metadata"), "name"));
         json_array_foreach(json_object_get(g, "versions"), j, v)
         {
             const char *version = json_string_value(json_object_get(v, "version"));
@@ -269,13 +270,14 @@ static int lookup(gr_kube_mapper *m, const char *group, const char *version, con
             find(m, group, version, kind, resource, out))
             return GR_OK;
     }
-    return gr_err_set(err, GR_ENOTFOUND, "no %s \"%s\" in group \"%s\"%s%s is served by the API server",
+    return gr_err_set(err, GR_ENOTFOUND,
+                      "no %s \"%s\" in group \"%s\"%s%s is served by the API server",
                       kind ? "kind" : "resource", kind ? kind : resource, group ? group : "",
                       version && *version ? " version " : "", version && *version ? version : "");
 }
 
-int gr_kube_mapper_kind(gr_kube_mapper *m, const char *group, const char *version,
-                        const char *kind, gr_kube_mapping *out, gr_err *err)
+int gr_kube_mapper_kind(gr_kube_mapper *m, const char *group, const char *version, const char *kind,
+                        gr_kube_mapping *out, gr_err *err)
 {
     return lookup(m, group, version, kind, NULL, out, err);
 }

@@ -26,12 +26,12 @@
 #define GR_KUBE_MAPPER_MIN_REFRESH_NS (5LL * 1000000000LL)
 
 typedef struct gr_kube_mapping {
-    char group[128];    /* "" for core */
+    char group[128]; /* "" for core */
     char version[64];
     char resource[128]; /* plural */
     char kind[128];
     bool namespaced;
-    bool preferred;     /* the group's preferred version */
+    bool preferred; /* the group's preferred version */
 } gr_kube_mapping;
 
 typedef struct gr_kube_mapper gr_kube_mapper;
@@ -50,8 +50,8 @@ int gr_kube_mapper_add_resource_list(gr_kube_mapper *m, const json_t *list, bool
                                      gr_err *err);
 
 /* kind → resource. version NULL/"" = the group's preferred version. */
-int gr_kube_mapper_kind(gr_kube_mapper *m, const char *group, const char *version,
-                        const char *kind, gr_kube_mapping *out, gr_err *err);
+int gr_kube_mapper_kind(gr_kube_mapper *m, const char *group, const char *version, const char *kind,
+                        gr_kube_mapping *out, gr_err *err);
 /* apiVersion ("apps/v1", "v1") + kind → resource. */
 int gr_kube_mapper_api_version_kind(gr_kube_mapper *m, const char *api_version, const char *kind,
                                     gr_kube_mapping *out, gr_err *err);

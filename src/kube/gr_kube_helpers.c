@@ -166,8 +166,7 @@ int gr_kube_owner_ref_set(json_t *obj, const json_t *owner, bool controller,
         if (ruid && strcmp(ruid, uid) == 0)
             mine = r;
         else if (controller && json_is_true(json_object_get(r, "controller")))
-            return gr_err_set(err, GR_ECONFLICT,
-                              "object is already controlled by %s %s",
+            return gr_err_set(err, GR_ECONFLICT, "object is already controlled by %s %s",
                               json_string_value(json_object_get(r, "kind")),
                               json_string_value(json_object_get(r, "name")));
     }
@@ -408,11 +407,10 @@ int gr_kube_recorder_plan(gr_kube_recorder *r, const json_t *regarding, const ch
     if (rv)
         json_object_set_new(reg, "resourceVersion", json_string(rv));
     *body = json_pack("{s:s,s:s,s:{s:s,s:s},s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o}", "apiVersion",
-                      "events.k8s.io/v1", "kind", "Event", "metadata", "name", s->name,
-                      "namespace", ns && *ns ? ns : "default", "eventTime", now,
-                      "reportingController", r->controller, "reportingInstance", r->instance,
-                      "type", type, "reason", reason, "action", action, "note", nt, "regarding",
-                      reg);
+                      "events.k8s.io/v1", "kind", "Event", "metadata", "name", s->name, "namespace",
+                      ns && *ns ? ns : "default", "eventTime", now, "reportingController",
+                      r->controller, "reportingInstance", r->instance, "type", type, "reason",
+                      reason, "action", action, "note", nt, "regarding", reg);
     snprintf(r->last_name, sizeof r->last_name, "%s", s->name);
     *name = r->last_name;
     *create = true;

@@ -619,8 +619,8 @@ struct gr_kube_informer {
     gr_kube_informer_stats stats;
 };
 
-int gr_kube_informer_new(gr_kube_client *c, const gr_kube_informer_opts *o,
-                         gr_kube_informer **out, gr_err *err)
+int gr_kube_informer_new(gr_kube_client *c, const gr_kube_informer_opts *o, gr_kube_informer **out,
+                         gr_err *err)
 {
     *out = NULL;
     if (!o || !o->gvr.version || !o->gvr.resource)

@@ -106,8 +106,8 @@ typedef struct gr_kube_handlers {
 typedef int (*gr_kube_transform_fn)(json_t **obj, void *ctx);
 
 typedef struct gr_kube_informer_opts {
-    gr_kube_gvr gvr;            /* strings borrowed for the informer's life */
-    const char *ns;             /* NULL = all namespaces */
+    gr_kube_gvr gvr; /* strings borrowed for the informer's life */
+    const char *ns;  /* NULL = all namespaces */
     const char *label_selector;
     const char *field_selector;
     gr_kube_transform_fn transform;
@@ -123,11 +123,11 @@ typedef struct gr_kube_informer_opts {
 } gr_kube_informer_opts;
 
 typedef struct gr_kube_informer_stats {
-    uint64_t lists;      /* successful (re)lists */
-    uint64_t watches;    /* watch requests started */
-    uint64_t gone;       /* 410 Gone/Expired relists */
-    uint64_t errors;     /* failed lists/watches (backed off) */
-    uint64_t events;     /* watch events applied (bookmarks excluded) */
+    uint64_t lists;   /* successful (re)lists */
+    uint64_t watches; /* watch requests started */
+    uint64_t gone;    /* 410 Gone/Expired relists */
+    uint64_t errors;  /* failed lists/watches (backed off) */
+    uint64_t events;  /* watch events applied (bookmarks excluded) */
     uint64_t bookmarks;
     char last_rv[64];
 } gr_kube_informer_stats;
@@ -135,8 +135,8 @@ typedef struct gr_kube_informer_stats {
 typedef struct gr_kube_informer gr_kube_informer;
 
 /* The client is borrowed and must outlive the informer. */
-int gr_kube_informer_new(gr_kube_client *c, const gr_kube_informer_opts *o,
-                         gr_kube_informer **out, gr_err *err);
+int gr_kube_informer_new(gr_kube_client *c, const gr_kube_informer_opts *o, gr_kube_informer **out,
+                         gr_err *err);
 /* Indexes must be added before start. */
 int gr_kube_informer_add_index(gr_kube_informer *inf, const char *name, gr_kube_index_fn fn,
                                void *ctx, gr_err *err);

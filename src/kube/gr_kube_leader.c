@@ -52,7 +52,9 @@ json_t *gr_kube_lease_spec(const json_t *old_spec, const char *identity, int64_t
     json_object_set_new(spec, "renewTime", json_string(now));
     /* client-go: any change of holder (a release included) is a transition */
     json_object_set_new(spec, "leaseTransitions",
-                        json_integer(!old_spec ? 0 : same ? transitions : transitions + 1));
+                        json_integer(!old_spec ? 0
+                                     : same    ? transitions
+                                               : transitions + 1));
     return spec;
 }
 
@@ -79,11 +81,11 @@ static int try_acquire_or_renew(gr_kube_leader *l, gr_err *err)
     int rc = gr_kube_get(l->c, &GR_KUBE_LEASES, l->o.ns, l->o.name, &ro, &lease, &st, err);
     int64_t now = gr_kube_mono_ns();
     if (rc == GR_ENOTFOUND && st.reason == GR_KUBE_REASON_NOT_FOUND) {
-        json_t *spec = gr_kube_lease_spec(NULL, l->o.identity, l->o.lease_duration_ns,
-                                          gr_kube_real_ns());
-        json_t *obj = json_pack("{s:s,s:s,s:{s:s,s:s},s:o}", "apiVersion", "coordination.k8s.io/v1",
-                                "kind", "Lease", "metadata", "name", l->o.name, "namespace",
-                                l->o.ns, "spec", spec);
+        json_t *spec =
+            gr_kube_lease_spec(NULL, l->o.identity, l->o.lease_duration_ns, gr_kube_real_ns());
+        json_t *obj =
+            json_pack("{s:s,s:s,s:{s:s,s:s},s:o}", "apiVersion", "coordination.k8s.io/v1", "kind",
+                      "Lease", "metadata", "name", l->o.name, "namespace", l->o.ns, "spec", spec);
         rc = gr_kube_create(l->c, &GR_KUBE_LEASES, l->o.ns, obj, &ro, NULL, &st, err);
         if (rc == GR_OK) {
             pthread_mutex_lock(&l->mu);
@@ -112,8 +114,8 @@ static int try_acquire_or_renew(gr_kube_leader *l, gr_err *err)
         return gr_err_set(err, GR_ECONFLICT, "lease %s/%s is held by %s", l->o.ns, l->o.name,
                           holder);
     }
-    json_t *nspec = gr_kube_lease_spec(spec, l->o.identity, l->o.lease_duration_ns,
-                                       gr_kube_real_ns());
+    json_t *nspec =
+        gr_kube_lease_spec(spec, l->o.identity, l->o.lease_duration_ns, gr_kube_real_ns());
     json_object_set_new(lease, "spec", nspec);
     rc = gr_kube_update(l->c, &GR_KUBE_LEASES, l->o.ns, lease, &ro, NULL, &st, err);
     if (rc == GR_OK) {

@@ -32,9 +32,9 @@
 #define GR_KUBE_RETRY_PERIOD_NS   (2LL * 1000000000LL)
 
 typedef struct gr_kube_leader_opts {
-    const char *ns;          /* Lease namespace (required) */
-    const char *name;        /* Lease name (required) */
-    const char *identity;    /* unique per candidate, e.g. hostname_pid (required) */
+    const char *ns;            /* Lease namespace (required) */
+    const char *name;          /* Lease name (required) */
+    const char *identity;      /* unique per candidate, e.g. hostname_pid (required) */
     int64_t lease_duration_ns; /* 0 = 15 s */
     int64_t renew_deadline_ns; /* 0 = 10 s */
     int64_t retry_period_ns;   /* 0 = 2 s */
@@ -50,9 +50,9 @@ typedef struct gr_kube_leader_opts {
 /* What a candidate has seen of the lease. */
 typedef struct gr_kube_lease_view {
     char holder[256];
-    char record[1024];     /* the last spec seen (compact JSON), for change detection */
-    int64_t observed_ns;   /* monotonic time when `record` last changed */
-    int64_t duration_ns;   /* spec.leaseDurationSeconds of that record */
+    char record[1024];   /* the last spec seen (compact JSON), for change detection */
+    int64_t observed_ns; /* monotonic time when `record` last changed */
+    int64_t duration_ns; /* spec.leaseDurationSeconds of that record */
 } gr_kube_lease_view;
 
 /* Record that `spec` (a Lease spec, borrowed) was read at now_ns. */

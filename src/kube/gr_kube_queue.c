@@ -95,7 +95,7 @@ struct gr_kube_queue {
     gr_kube_map processing; /* handed out */
     delayed *heap;          /* min-heap on ready_ns */
     size_t nheap, capheap;
-    gr_kube_map waiting;    /* key -> heap ready time (int64 boxed) */
+    gr_kube_map waiting; /* key -> heap ready time (int64 boxed) */
     bool shutdown;
     gr_kube_rate_limiter *rl;
 };
@@ -275,7 +275,8 @@ out:
 
 int gr_kube_queue_add_rate_limited(gr_kube_queue *q, const char *key)
 {
-    return gr_kube_queue_add_after(q, key, gr_kube_rate_limiter_when(q->rl, key, gr_kube_mono_ns()));
+    return gr_kube_queue_add_after(q, key,
+                                   gr_kube_rate_limiter_when(q->rl, key, gr_kube_mono_ns()));
 }
 
 void gr_kube_queue_forget(gr_kube_queue *q, const char *key)

@@ -22,8 +22,8 @@ struct gr_kube_client {
     CURL *pool[POOL_MAX];
     size_t npool;
     gr_kube_bucket bucket;
-    char *url_base;     /* scheme://host:port as used in URLs */
-    char *connect_to;   /* CURLOPT_CONNECT_TO entry for tls-server-name */
+    char *url_base;   /* scheme://host:port as used in URLs */
+    char *connect_to; /* CURLOPT_CONNECT_TO entry for tls-server-name */
     char user_agent[128];
     atomic_uint_fast64_t nreq;
 };
@@ -67,17 +67,17 @@ static int copy_config(gr_kube_config *d, const gr_kube_config *s)
 {
     memset(d, 0, sizeof *d);
     *d = *s; /* scalars */
-#define DUP(f)                                                                                     \
-    do {                                                                                           \
-        d->f = NULL;                                                                               \
-        if (s->f && !(d->f = strdup(s->f)))                                                        \
-            return GR_ENOMEM;                                                                      \
+#define DUP(f)                              \
+    do {                                    \
+        d->f = NULL;                        \
+        if (s->f && !(d->f = strdup(s->f))) \
+            return GR_ENOMEM;               \
     } while (0)
-#define DUPN(f, n)                                                                                 \
-    do {                                                                                           \
-        d->f = NULL;                                                                               \
-        if (s->f && !(d->f = dupmem(s->f, s->n)))                                                  \
-            return GR_ENOMEM;                                                                      \
+#define DUPN(f, n)                                \
+    do {                                          \
+        d->f = NULL;                              \
+        if (s->f && !(d->f = dupmem(s->f, s->n))) \
+            return GR_ENOMEM;                     \
     } while (0)
     d->server = d->ca_file = d->cert_file = d->key_file = d->token = d->token_file = NULL;
     d->tls_server_name = d->namespace_ = d->context = d->user_agent = NULL;
@@ -245,7 +245,7 @@ typedef struct xfer {
     gr_buf *body;            /* buffered mode */
     gr_kube_data_fn on_data; /* streaming mode */
     void *ctx;
-    int cb_rc;               /* why a callback stopped the transfer */
+    int cb_rc; /* why a callback stopped the transfer */
     long retry_after;
     const atomic_int *cancel;
     long http;
@@ -478,8 +478,8 @@ int gr_kube_request(gr_kube_client *c, const char *method, const char *path,
 }
 
 int gr_kube_request_stream(gr_kube_client *c, const char *method, const char *path,
-                           const gr_kube_opts *o, long idle_s, gr_kube_data_fn on_data,
-                           void *ctx, long *http, gr_kube_status *st, gr_err *err)
+                           const gr_kube_opts *o, long idle_s, gr_kube_data_fn on_data, void *ctx,
+                           long *http, gr_kube_status *st, gr_err *err)
 {
     gr_kube_status_clear(st);
     gr_buf errbody = GR_BUF_INIT(256 * 1024);
@@ -520,8 +520,8 @@ static int do_json(gr_kube_client *c, const char *method, const gr_buf *path, co
         blen = strlen(body);
     }
     gr_buf resp = GR_BUF_INIT(cap_of(o));
-    int rc = gr_kube_request(c, method, gr_buf_cstr(path), ctype, body, blen, o, &resp, NULL, st,
-                             err);
+    int rc =
+        gr_kube_request(c, method, gr_buf_cstr(path), ctype, body, blen, o, &resp, NULL, st, err);
     free(body);
     if (rc == GR_OK && out) {
         rc = gr_json_parse(resp.data ? resp.data : "", resp.len, 0, gr_buf_cstr(path), out, err);
@@ -705,8 +705,8 @@ static const char *patch_ctype(gr_kube_patch_type t)
 }
 
 int gr_kube_patch(gr_kube_client *c, const gr_kube_gvr *gvr, const char *ns, const char *name,
-                  gr_kube_patch_type type, const json_t *patch, const gr_kube_opts *o,
-                  json_t **out, gr_kube_status *st, gr_err *err)
+                  gr_kube_patch_type type, const json_t *patch, const gr_kube_opts *o, json_t **out,
+                  gr_kube_status *st, gr_err *err)
 {
     if (out)
         *out = NULL;

@@ -72,40 +72,40 @@ extern const gr_kube_gvr GR_KUBE_EVENTS;
 extern const gr_kube_gvr GR_KUBE_CRDS;
 
 typedef enum gr_kube_patch_type {
-    GR_KUBE_PATCH_JSON = 0,      /* application/json-patch+json (RFC 6902) */
-    GR_KUBE_PATCH_MERGE,         /* application/merge-patch+json (RFC 7386) */
-    GR_KUBE_PATCH_STRATEGIC,     /* application/strategic-merge-patch+json (built-in kinds) */
-    GR_KUBE_PATCH_APPLY,         /* application/apply-patch+yaml (server-side apply) */
+    GR_KUBE_PATCH_JSON = 0,  /* application/json-patch+json (RFC 6902) */
+    GR_KUBE_PATCH_MERGE,     /* application/merge-patch+json (RFC 7386) */
+    GR_KUBE_PATCH_STRATEGIC, /* application/strategic-merge-patch+json (built-in kinds) */
+    GR_KUBE_PATCH_APPLY,     /* application/apply-patch+yaml (server-side apply) */
 } gr_kube_patch_type;
 
 /* Options shared by all verbs; each call documents the fields it uses.
  * Zero-initialise ({0}) for defaults; NULL means all defaults. */
 typedef struct gr_kube_opts {
-    const char *subresource;      /* "status", "scale", ... */
+    const char *subresource; /* "status", "scale", ... */
     /* list / watch */
     const char *label_selector;
     const char *field_selector;
-    long limit;                   /* 0 = no limit */
+    long limit; /* 0 = no limit */
     const char *continue_token;
     const char *resource_version;
     const char *resource_version_match; /* "NotOlderThan" | "Exact" */
-    long timeout_seconds;         /* watch: server-side timeout (0 = 300) */
-    bool allow_bookmarks;         /* watch */
+    long timeout_seconds;               /* watch: server-side timeout (0 = 300) */
+    bool allow_bookmarks;               /* watch */
     /* writes */
     const char *field_manager;
-    bool force;                   /* apply: take ownership of conflicting fields */
-    bool dry_run;                 /* dryRun=All */
+    bool force;   /* apply: take ownership of conflicting fields */
+    bool dry_run; /* dryRun=All */
     /* delete */
     const char *precondition_uid;
     const char *precondition_rv;
-    const char *propagation;      /* "Foreground" | "Background" | "Orphan" */
-    long grace_period_seconds;    /* -1 or 0..: only sent when has_grace_period */
+    const char *propagation;   /* "Foreground" | "Background" | "Orphan" */
+    long grace_period_seconds; /* -1 or 0..: only sent when has_grace_period */
     bool has_grace_period;
     /* transport */
-    int64_t timeout_ms;           /* 0 = client default */
-    size_t max_response;          /* 0 = GR_KUBE_MAX_RESPONSE */
-    const atomic_int *cancel;     /* non-zero aborts the request (GR_ECANCELED) */
-    const char *accept;           /* Accept header (NULL = application/json) */
+    int64_t timeout_ms;       /* 0 = client default */
+    size_t max_response;      /* 0 = GR_KUBE_MAX_RESPONSE */
+    const atomic_int *cancel; /* non-zero aborts the request (GR_ECANCELED) */
+    const char *accept;       /* Accept header (NULL = application/json) */
 } gr_kube_opts;
 
 /* ---- errors ------------------------------------------------------------ */
@@ -136,29 +136,28 @@ typedef enum gr_kube_reason {
 #define GR_KUBE_CAUSES_MAX 8
 
 typedef struct gr_kube_cause {
-    char type[64];     /* "FieldValueInvalid", ... (Status.details.causes[].reason) */
-    char field[256];   /* "metadata.name" */
+    char type[64];   /* "FieldValueInvalid", ... (Status.details.causes[].reason) */
+    char field[256]; /* "metadata.name" */
     char message[512];
 } gr_kube_cause;
 
 typedef struct gr_kube_status {
-    long http_code;        /* 0 when there was no HTTP response */
+    long http_code; /* 0 when there was no HTTP response */
     gr_kube_reason reason;
-    char reason_str[64];   /* as sent ("NotFound"), or derived from the code */
+    char reason_str[64]; /* as sent ("NotFound"), or derived from the code */
     char message[1024];
-    char kind[64];         /* details.kind */
-    char name[256];        /* details.name */
-    size_t ncauses;        /* causes kept (at most GR_KUBE_CAUSES_MAX) */
+    char kind[64];  /* details.kind */
+    char name[256]; /* details.name */
+    size_t ncauses; /* causes kept (at most GR_KUBE_CAUSES_MAX) */
     gr_kube_cause causes[GR_KUBE_CAUSES_MAX];
-    long retry_after_s;    /* details.retryAfterSeconds or Retry-After header */
+    long retry_after_s; /* details.retryAfterSeconds or Retry-After header */
 } gr_kube_status;
 
 void gr_kube_status_clear(gr_kube_status *st);
 /* Pure: fill `st` from an HTTP status code and response body (a
  * metav1.Status when the server sent one; otherwise derived from the code as
  * client-go does). Returns the mapped GR_E* code (GR_OK for 2xx). */
-int gr_kube_status_from_response(long http_code, const char *body, size_t len,
-                                 gr_kube_status *st);
+int gr_kube_status_from_response(long http_code, const char *body, size_t len, gr_kube_status *st);
 /* Same, from an already-parsed Status object (watch ERROR events). */
 int gr_kube_status_from_json(long http_code, const json_t *status, gr_kube_status *st);
 gr_kube_reason gr_kube_reason_parse(const char *reason);
@@ -221,8 +220,8 @@ int gr_kube_request(gr_kube_client *c, const char *method, const char *path,
  * idle_s > 0 aborts with GR_ETIMEDOUT when no byte arrives for that long. */
 typedef int (*gr_kube_data_fn)(void *ctx, const char *data, size_t len);
 int gr_kube_request_stream(gr_kube_client *c, const char *method, const char *path,
-                           const gr_kube_opts *o, long idle_s, gr_kube_data_fn on_data,
-                           void *ctx, long *http, gr_kube_status *st, gr_err *err);
+                           const gr_kube_opts *o, long idle_s, gr_kube_data_fn on_data, void *ctx,
+                           long *http, gr_kube_status *st, gr_err *err);
 
 /* ---- verbs ------------------------------------------------------------- */
 
@@ -250,8 +249,8 @@ int gr_kube_update_status(gr_kube_client *c, const gr_kube_gvr *gvr, const char 
                           gr_kube_status *st, gr_err *err);
 /* PATCH with the given type. Apply requires o->field_manager; o->force. */
 int gr_kube_patch(gr_kube_client *c, const gr_kube_gvr *gvr, const char *ns, const char *name,
-                  gr_kube_patch_type type, const json_t *patch, const gr_kube_opts *o,
-                  json_t **out, gr_kube_status *st, gr_err *err);
+                  gr_kube_patch_type type, const json_t *patch, const gr_kube_opts *o, json_t **out,
+                  gr_kube_status *st, gr_err *err);
 /* Server-side apply of a full object (apiVersion, kind, metadata.name). */
 int gr_kube_apply(gr_kube_client *c, const gr_kube_gvr *gvr, const char *ns, const json_t *obj,
                   const gr_kube_opts *o, json_t **out, gr_kube_status *st, gr_err *err);
@@ -272,8 +271,8 @@ int gr_kube_update_retry(gr_kube_client *c, const gr_kube_gvr *gvr, const char *
 
 typedef struct gr_kube_log_opts {
     const char *container;
-    long tail_lines;       /* -1 = all (default when 0 is given: all) */
-    long limit_bytes;      /* 0 = no server-side limit */
+    long tail_lines;        /* -1 = all (default when 0 is given: all) */
+    long limit_bytes;       /* 0 = no server-side limit */
     const char *since_time; /* RFC 3339 */
     bool timestamps;
     bool previous;

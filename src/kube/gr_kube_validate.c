@@ -16,38 +16,38 @@
 /* ---- the API server's strings ---------------------------------------- */
 
 #define DNS1123_LABEL_FMT "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-#define DNS1123_LABEL_ERR                                                                          \
+#define DNS1123_LABEL_ERR                                                                        \
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and " \
     "must start and end with an alphanumeric character"
 #define DNS1123_SUBDOMAIN_FMT DNS1123_LABEL_FMT "(\\." DNS1123_LABEL_FMT ")*"
-#define DNS1123_SUBDOMAIN_ERR                                                                      \
+#define DNS1123_SUBDOMAIN_ERR                                                                    \
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or " \
     "'.', and must start and end with an alphanumeric character"
 #define LABEL_KEY_FMT "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-#define LABEL_KEY_ERR                                                                              \
+#define LABEL_KEY_ERR                                                                           \
     "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an " \
     "alphanumeric character"
 #define LABEL_VALUE_FMT "(" LABEL_KEY_FMT ")?"
-#define LABEL_VALUE_ERR                                                                            \
+#define LABEL_VALUE_ERR                                                                         \
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or " \
     "'.', and must start and end with an alphanumeric character"
 #define EMPTY_ERR "must be non-empty"
 /* RegexError(msg, fmt, examples...): "msg (e.g. 'a',  or 'b', regex used for
  * validation is 'fmt')" — note the double space the upstream loop produces. */
-#define RX_DNS1123_LABEL                                                                           \
-    DNS1123_LABEL_ERR " (e.g. 'my-name',  or '123-abc', regex used for validation is '"          \
-                      DNS1123_LABEL_FMT "')"
-#define RX_DNS1123_SUBDOMAIN                                                                       \
-    DNS1123_SUBDOMAIN_ERR " (e.g. 'example.com', regex used for validation is '"                 \
-                          DNS1123_SUBDOMAIN_FMT "')"
-#define RX_LABEL_KEY                                                                               \
-    LABEL_KEY_ERR " (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '" \
-                  LABEL_KEY_FMT "')"
-#define RX_LABEL_VALUE                                                                             \
+#define RX_DNS1123_LABEL \
+    DNS1123_LABEL_ERR    \
+    " (e.g. 'my-name',  or '123-abc', regex used for validation is '" DNS1123_LABEL_FMT "')"
+#define RX_DNS1123_SUBDOMAIN \
+    DNS1123_SUBDOMAIN_ERR    \
+    " (e.g. 'example.com', regex used for validation is '" DNS1123_SUBDOMAIN_FMT "')"
+#define RX_LABEL_KEY                                                                             \
+    LABEL_KEY_ERR " (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is " \
+                  "'" LABEL_KEY_FMT "')"
+#define RX_LABEL_VALUE                                                                          \
     LABEL_VALUE_ERR " (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation " \
                     "is '" LABEL_VALUE_FMT "')"
-#define BAD_LABEL_KEY                                                                              \
-    "a valid label key " RX_LABEL_KEY                                                              \
+#define BAD_LABEL_KEY                 \
+    "a valid label key " RX_LABEL_KEY \
     " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
 
 /* ---- matching --------------------------------------------------------- */
@@ -229,8 +229,7 @@ static int field_invalid(gr_err *err, const char *field, const char *value, cons
     return GR_EINVAL;
 }
 
-int gr_kube_validate_name(const char *name, gr_kube_name_rule rule, const char *field,
-                          gr_err *err)
+int gr_kube_validate_name(const char *name, gr_kube_name_rule rule, const char *field, gr_err *err)
 {
     if (!field)
         field = "metadata.name";

@@ -28,8 +28,8 @@
 
 #include "gr_err.h"
 
-#define GR_KUBE_MSGS_MAX    8
-#define GR_KUBE_MSG_LEN     512
+#define GR_KUBE_MSGS_MAX              8
+#define GR_KUBE_MSG_LEN               512
 #define GR_KUBE_DNS1123_LABEL_MAX     63
 #define GR_KUBE_DNS1123_SUBDOMAIN_MAX 253
 #define GR_KUBE_LABEL_VALUE_MAX       63
@@ -37,7 +37,7 @@
 #define GR_KUBE_ANNOTATIONS_MAX_BYTES (256 * 1024)
 
 typedef struct gr_kube_msgs {
-    size_t n;                                  /* messages in use */
+    size_t n;                                    /* messages in use */
     char msg[GR_KUBE_MSGS_MAX][GR_KUBE_MSG_LEN]; /* NUL-terminated */
 } gr_kube_msgs;
 
@@ -58,8 +58,7 @@ typedef enum gr_kube_name_rule {
 /* Field-level checks that render "<field>: Invalid value: \"<v>\": <msg>"
  * (Go's %q quoting of the value) for the first problem into err and return
  * GR_EINVAL; GR_OK when valid. `field` names the path ("metadata.name"). */
-int gr_kube_validate_name(const char *name, gr_kube_name_rule rule, const char *field,
-                          gr_err *err);
+int gr_kube_validate_name(const char *name, gr_kube_name_rule rule, const char *field, gr_err *err);
 /* labels: a JSON object of string values (NULL/absent = valid). */
 int gr_kube_validate_labels(const json_t *labels, const char *field, gr_err *err);
 /* annotations: keys are qualified names (case-insensitive); total size of

@@ -45,7 +45,7 @@ struct gr_kube_watch_decoder {
     size_t start; /* start of the current object (valid when depth > 0) */
     int depth;
     bool in_str, esc;
-    int failed;   /* sticky error code */
+    int failed; /* sticky error code */
     char failmsg[256];
     uint64_t count;
 };
@@ -94,8 +94,7 @@ static void compact(gr_kube_watch_decoder *d)
     d->off = 0;
 }
 
-int gr_kube_watch_decoder_feed(gr_kube_watch_decoder *d, const char *data, size_t len,
-                               gr_err *err)
+int gr_kube_watch_decoder_feed(gr_kube_watch_decoder *d, const char *data, size_t len, gr_err *err)
 {
     if (d->failed)
         return gr_err_set(err, d->failed, "watch stream: %s", d->failmsg);
@@ -142,9 +141,10 @@ static int decode_one(gr_kube_watch_decoder *d, const char *p, size_t n, gr_kube
                     ord);
     }
     if (!json_is_object(obj)) {
+        int rc =
+            fail(d, GR_EPARSE, err, "event %llu (%s): \"object\" must be a JSON object", ord, type);
         json_decref(doc);
-        return fail(d, GR_EPARSE, err, "event %llu (%s): \"object\" must be a JSON object", ord,
-                    type);
+        return rc;
     }
     ev->type = t;
     ev->object = json_incref(obj);
@@ -266,9 +266,9 @@ static int on_chunk(void *u, const char *data, size_t len)
     }
 }
 
-int gr_kube_watch(gr_kube_client *c, const gr_kube_gvr *gvr, const char *ns,
-                  const gr_kube_opts *o, long idle_s, gr_kube_watch_fn fn, void *ctx,
-                  gr_kube_watch_stats *stats, gr_kube_status *st, gr_err *err)
+int gr_kube_watch(gr_kube_client *c, const gr_kube_gvr *gvr, const char *ns, const gr_kube_opts *o,
+                  long idle_s, gr_kube_watch_fn fn, void *ctx, gr_kube_watch_stats *stats,
+                  gr_kube_status *st, gr_err *err)
 {
     gr_kube_watch_stats lstats;
     gr_kube_status lst;

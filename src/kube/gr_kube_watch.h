@@ -60,8 +60,7 @@ int gr_kube_watch_decoder_new(size_t max_event, gr_kube_watch_decoder **out, gr_
 void gr_kube_watch_decoder_free(gr_kube_watch_decoder *d);
 /* Append bytes (copied). GR_ETOOBIG when the pending, incomplete event
  * would exceed the cap. */
-int gr_kube_watch_decoder_feed(gr_kube_watch_decoder *d, const char *data, size_t len,
-                               gr_err *err);
+int gr_kube_watch_decoder_feed(gr_kube_watch_decoder *d, const char *data, size_t len, gr_err *err);
 /* 1: *ev holds the next event (caller clears it); 0: need more bytes;
  * < 0: error (GR_EPARSE with the event's ordinal and why, GR_ETOOBIG). */
 int gr_kube_watch_decoder_next(gr_kube_watch_decoder *d, gr_kube_watch_event *ev, gr_err *err);
@@ -77,9 +76,9 @@ uint64_t gr_kube_watch_decoder_count(const gr_kube_watch_decoder *d);
 typedef int (*gr_kube_watch_fn)(void *ctx, const gr_kube_watch_event *ev);
 
 typedef struct gr_kube_watch_stats {
-    uint64_t events;      /* events delivered (bookmarks included) */
+    uint64_t events; /* events delivered (bookmarks included) */
     uint64_t bookmarks;
-    char last_rv[64];     /* resourceVersion of the last event ("" if none) */
+    char last_rv[64]; /* resourceVersion of the last event ("" if none) */
 } gr_kube_watch_stats;
 
 /* Uses o->label_selector, field_selector, resource_version (start after
@@ -87,9 +86,9 @@ typedef struct gr_kube_watch_stats {
  * cap). idle_s: stall timeout (0 = timeout_seconds + 30). stats (optional)
  * is updated as events arrive, so after an error it still names the last
  * resourceVersion seen. */
-int gr_kube_watch(gr_kube_client *c, const gr_kube_gvr *gvr, const char *ns,
-                  const gr_kube_opts *o, long idle_s, gr_kube_watch_fn fn, void *ctx,
-                  gr_kube_watch_stats *stats, gr_kube_status *st, gr_err *err);
+int gr_kube_watch(gr_kube_client *c, const gr_kube_gvr *gvr, const char *ns, const gr_kube_opts *o,
+                  long idle_s, gr_kube_watch_fn fn, void *ctx, gr_kube_watch_stats *stats,
+                  gr_kube_status *st, gr_err *err);
 
 /* ---- backoff (pure) ---------------------------------------------------- */
 

@@ -16,6 +16,7 @@
 
 #include "gr_gang.h"
 #include "gr_json.h"
+#include "gr_kube_rest.h"
 #include "gr_preflight.h"
 
 static json_t *J(const char *text)
@@ -280,8 +281,9 @@ static void test_min_count(void **state)
     gr_err err;
     int64_t n = -1;
     gr_gang_anchor a = {0};
-    a.name = (char *)"x";
-    a.pod_group = (char *)"workers";
+    char xname[] = "x", workers[] = "workers", empty[] = "", nope[] = "nope";
+    a.name = xname;
+    a.pod_group = workers;
 
     gr_gang_discoverer *d = native_disc(GR_GANG_NATIVE_PODGROUP);
     json_t *o = J("{\"spec\":{\"schedulingPolicy\":{\"gang\":{\"minCount\":2}}}}");
@@ -298,10 +300,10 @@ static void test_min_count(void **state)
           "{\"name\":\"workers\",\"policy\":{\"gang\":{\"minCount\":4}}}]}}");
     assert_int_equal(gr_gang_min_count(d, &a, o, &n, &err), GR_OK);
     assert_int_equal(n, 4); /* PF-92: the entry named podGroup */
-    a.pod_group = (char *)"";
+    a.pod_group = empty;
     assert_int_equal(gr_gang_min_count(d, &a, o, &n, &err), GR_OK);
     assert_int_equal(n, 1); /* no podGroup: the first entry */
-    a.pod_group = (char *)"nope";
+    a.pod_group = nope;
     assert_int_equal(gr_gang_min_count(d, &a, o, &n, &err), GR_ENOTFOUND);
     json_decref(o);
     gr_gang_discoverer_unref(d);

@@ -49,9 +49,8 @@ static ssize_t stall_cb(void *cls, uint64_t pos, char *buf, size_t max)
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *body,
                              const char *retry_after)
 {
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(body), (void *)(uintptr_t)body,
-                                        MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)(uintptr_t)body,
+                                                             MHD_RESPMEM_MUST_COPY);
     MHD_add_response_header(r, "Content-Type", "application/json");
     if (retry_after)
         MHD_add_response_header(r, "Retry-After", retry_after);
@@ -75,8 +74,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     }
     if (strstr(url, "/namespaces/stall/")) {
         stall_state *s = calloc(1, sizeof *s);
-        struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1024,
-                                                                   stall_cb, s, free);
+        struct MHD_Response *r =
+            MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1024, stall_cb, s, free);
         enum MHD_Result ret = MHD_queue_response(c, 200, r);
         MHD_destroy_response(r);
         return ret;

@@ -62,9 +62,8 @@ static void test_store_and_indexes(void **state)
     gr_err err;
     assert_int_equal(gr_kube_store_new(&s, &err), GR_OK);
     assert_int_equal(gr_kube_store_add_index(s, "ns", gr_kube_index_namespace, NULL, &err), GR_OK);
-    assert_int_equal(
-        gr_kube_store_add_index(s, "node", gr_kube_index_field, node_path, &err),
-        GR_OK);
+    assert_int_equal(gr_kube_store_add_index(s, "node", gr_kube_index_field, node_path, &err),
+                     GR_OK);
     assert_int_equal(gr_kube_store_add_index(s, "app", gr_kube_index_label, app_label, &err),
                      GR_OK);
     json_t *p1 = pod("a", "p1", "1", "n1", "x"), *p2 = pod("a", "p2", "2", "n2", "x"),
@@ -93,8 +92,8 @@ static void test_store_and_indexes(void **state)
     json_t *p1b = pod("a", "p1", "5", "n2", "z");
     assert_int_equal(gr_kube_store_upsert(s, p1b, &old, &changed, &err), GR_OK);
     assert_true(changed);
-    assert_string_equal(json_string_value(json_object_get(json_object_get(old, "spec"), "nodeName")),
-                        "n1");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(old, "spec"), "nodeName")), "n1");
     json_decref(old);
     gr_kube_store_list(s, "node", "n1", &l, &err);
     assert_int_equal(json_array_size(l), 1);
@@ -191,7 +190,9 @@ static void test_queue_semantics(void **state)
     char *k2;
     assert_int_equal(gr_kube_queue_get(q, 0, &k2), GR_OK);
     assert_string_equal(k2, "b");
-    assert_int_equal(gr_kube_queue_get(q, 20000000LL, &k2 /* unused */), GR_ETIMEDOUT);
+    char *k3 = NULL;
+    assert_int_equal(gr_kube_queue_get(q, 20000000LL, &k3), GR_ETIMEDOUT);
+    assert_null(k3);
     gr_kube_queue_done(q, k);
     free(k);
     assert_int_equal(gr_kube_queue_len(q), 1);
@@ -199,8 +200,8 @@ static void test_queue_semantics(void **state)
     assert_string_equal(k, "a");
     gr_kube_queue_done(q, k);
     free(k);
-    gr_kube_queue_done(q, "b");
-    free(k2 == NULL ? NULL : NULL);
+    gr_kube_queue_done(q, k2);
+    free(k2);
     /* delayed: not ready at once, ready later; the earliest delay wins */
     gr_kube_queue_add_after(q, "d", 3600LL * 1000000000LL);
     gr_kube_queue_add_after(q, "d", 1000000LL);

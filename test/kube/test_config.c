@@ -54,7 +54,8 @@ static void test_current_context(void **state)
     (void)state;
     gr_kube_config c;
     gr_err err;
-    assert_int_equal(gr_kube_config_parse(KC, strlen(KC), "kc", "/etc/kube", NULL, &c, &err), GR_OK);
+    assert_int_equal(gr_kube_config_parse(KC, strlen(KC), "kc", "/etc/kube", NULL, &c, &err),
+                     GR_OK);
     assert_string_equal(c.server, "https://127.0.0.1:6443"); /* trailing slash dropped */
     assert_int_equal(c.ca_pem_len, 5);
     assert_memory_equal(c.ca_pem, "hello", 5);
@@ -92,7 +93,8 @@ static void test_errors(void **state)
     gr_err err;
     assert_int_equal(gr_kube_config_parse(KC, strlen(KC), "kc", NULL, "cloud", &c, &err),
                      GR_EUNSUPPORTED);
-    assert_non_null(strstr(err.msg, "users[2].user.exec: exec credential plugins are not supported"));
+    assert_non_null(
+        strstr(err.msg, "users[2].user.exec: exec credential plugins are not supported"));
     assert_int_equal(gr_kube_config_parse(KC, strlen(KC), "kc", NULL, "ghost", &c, &err),
                      GR_ENOTFOUND);
     assert_string_equal(err.msg, "kc: no cluster named \"nope\" in clusters");

@@ -12,13 +12,13 @@
 #include "gr_kube_helpers.h"
 #include "gr_kube_leader.h"
 
-#define T0 1700000000000000000LL /* 2023-11-14T22:13:20Z */
+#define T0  1700000000000000000LL /* 2023-11-14T22:13:20Z */
 #define SEC 1000000000LL
 
 static const char *cond_str(json_t *obj, const char *type, const char *field)
 {
-    json_t *c = gr_kube_condition_find(json_object_get(json_object_get(obj, "status"), "conditions"),
-                                       type);
+    json_t *c =
+        gr_kube_condition_find(json_object_get(json_object_get(obj, "status"), "conditions"), type);
     return json_string_value(json_object_get(c, field));
 }
 
@@ -28,9 +28,9 @@ static void test_conditions(void **state)
     json_t *obj = json_pack("{s:{s:s,s:I}}", "metadata", "name", "x", "generation", (json_int_t)3);
     gr_err err;
     bool ch;
-    assert_int_equal(gr_kube_condition_set(obj, "Ready", "False", "Waiting", "not yet", 3, T0, &ch,
-                                           &err),
-                     GR_OK);
+    assert_int_equal(
+        gr_kube_condition_set(obj, "Ready", "False", "Waiting", "not yet", 3, T0, &ch, &err),
+        GR_OK);
     assert_true(ch);
     assert_string_equal(cond_str(obj, "Ready", "lastTransitionTime"), "2023-11-14T22:13:20Z");
     /* same status, new message: lastTransitionTime stays */
@@ -40,8 +40,8 @@ static void test_conditions(void **state)
     assert_true(ch);
     assert_string_equal(cond_str(obj, "Ready", "lastTransitionTime"), "2023-11-14T22:13:20Z");
     assert_string_equal(cond_str(obj, "Ready", "reason"), "StillWaiting");
-    json_t *c = gr_kube_condition_find(json_object_get(json_object_get(obj, "status"), "conditions"),
-                                       "Ready");
+    json_t *c = gr_kube_condition_find(
+        json_object_get(json_object_get(obj, "status"), "conditions"), "Ready");
     assert_int_equal(json_integer_value(json_object_get(c, "observedGeneration")), 4);
     /* identical: nothing changes */
     gr_kube_condition_set(obj, "Ready", "False", "StillWaiting", "soon", 4, T0 + 90 * SEC, &ch,
@@ -50,9 +50,8 @@ static void test_conditions(void **state)
     /* status change: transition time moves */
     gr_kube_condition_set(obj, "Ready", "True", "Done", "", 4, T0 + 120 * SEC, &ch, &err);
     assert_string_equal(cond_str(obj, "Ready", "lastTransitionTime"), "2023-11-14T22:15:20Z");
-    assert_true(gr_kube_condition_is_true(json_object_get(json_object_get(obj, "status"),
-                                                          "conditions"),
-                                          "Ready"));
+    assert_true(gr_kube_condition_is_true(
+        json_object_get(json_object_get(obj, "status"), "conditions"), "Ready"));
     assert_int_equal(gr_kube_condition_set(obj, "Ready", "Yes", "Done", "", 0, T0, &ch, &err),
                      GR_EINVAL);
     assert_int_equal(gr_kube_condition_set(obj, "Ready", "True", "not camel", "", 0, T0, &ch, &err),
@@ -73,9 +72,8 @@ static void test_owner_and_finalizers(void **state)
     gr_err err;
     assert_int_equal(gr_kube_owner_ref_set(obj, owner, true, true, &err), GR_OK);
     assert_int_equal(gr_kube_owner_ref_set(obj, owner, true, false, &err), GR_OK); /* update */
-    assert_int_equal(json_array_size(json_object_get(json_object_get(obj, "metadata"),
-                                                     "ownerReferences")),
-                     1);
+    assert_int_equal(
+        json_array_size(json_object_get(json_object_get(obj, "metadata"), "ownerReferences")), 1);
     assert_int_equal(gr_kube_owner_ref_set(obj, other, true, false, &err), GR_ECONFLICT);
     assert_int_equal(gr_kube_owner_ref_set(obj, other, false, false, &err), GR_OK);
     assert_true(gr_kube_is_owned_by(obj, "u-2"));
@@ -110,9 +108,8 @@ static void test_event_aggregation(void **state)
     assert_true(create);
     assert_string_equal(json_string_value(json_object_get(body, "eventTime")),
                         "2023-11-14T22:13:20.000000Z");
-    assert_string_equal(json_string_value(json_object_get(json_object_get(body, "regarding"),
-                                                          "uid")),
-                        "u");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(body, "regarding"), "uid")), "u");
     char first[300];
     strcpy(first, name);
     json_decref(body);
@@ -136,9 +133,9 @@ static void test_event_aggregation(void **state)
     assert_true(create);
     assert_string_not_equal(name, first);
     json_decref(body);
-    assert_int_equal(gr_kube_recorder_plan(r, pod, "Bad", "X", "A", "", T0, &body, &create, &name,
-                                           &err),
-                     GR_EINVAL);
+    assert_int_equal(
+        gr_kube_recorder_plan(r, pod, "Bad", "X", "A", "", T0, &body, &create, &name, &err),
+        GR_EINVAL);
     json_decref(pod);
     gr_kube_recorder_free(r);
 }
@@ -224,8 +221,10 @@ static void test_mapper(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_conditions),        cmocka_unit_test(test_owner_and_finalizers),
-        cmocka_unit_test(test_event_aggregation), cmocka_unit_test(test_lease_decisions),
+        cmocka_unit_test(test_conditions),
+        cmocka_unit_test(test_owner_and_finalizers),
+        cmocka_unit_test(test_event_aggregation),
+        cmocka_unit_test(test_lease_decisions),
         cmocka_unit_test(test_mapper),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

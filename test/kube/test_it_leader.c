@@ -148,12 +148,10 @@ static void test_two_processes_failover(void **state)
     gr_err err;
     gr_kube_status st;
     json_t *lease = NULL;
-    assert_int_equal(gr_kube_get(admin, &GR_KUBE_LEASES, ns, "kube-it-lease", NULL, &lease, &st,
-                                 &err),
-                     GR_OK);
+    assert_int_equal(
+        gr_kube_get(admin, &GR_KUBE_LEASES, ns, "kube-it-lease", NULL, &lease, &st, &err), GR_OK);
     json_t *spec = json_object_get(lease, "spec");
-    assert_string_equal(json_string_value(json_object_get(spec, "holderIdentity")),
-                        ch[other].id);
+    assert_string_equal(json_string_value(json_object_get(spec, "holderIdentity")), ch[other].id);
     assert_int_equal(json_integer_value(json_object_get(spec, "leaseDurationSeconds")), 15);
     assert_int_equal(json_integer_value(json_object_get(spec, "leaseTransitions")), 1);
     json_decref(lease);
@@ -162,9 +160,8 @@ static void test_two_processes_failover(void **state)
     int ws = 0;
     waitpid(ch[other].pid, &ws, 0);
     assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-    assert_int_equal(gr_kube_get(admin, &GR_KUBE_LEASES, ns, "kube-it-lease", NULL, &lease, &st,
-                                 &err),
-                     GR_OK);
+    assert_int_equal(
+        gr_kube_get(admin, &GR_KUBE_LEASES, ns, "kube-it-lease", NULL, &lease, &st, &err), GR_OK);
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(lease, "spec"), "holderIdentity")), "");
     json_decref(lease);

@@ -51,10 +51,10 @@ static int setup(void **state)
     /* wait until Established */
     for (int i = 0; i < 100; i++) {
         json_t *got = NULL;
-        if (gr_kube_get(admin, &GR_KUBE_CRDS, NULL, "widgets.kube-it.gpuready.dev", NULL, &got,
-                        &st, &err) == GR_OK &&
-            gr_kube_condition_is_true(
-                json_object_get(json_object_get(got, "status"), "conditions"), "Established")) {
+        if (gr_kube_get(admin, &GR_KUBE_CRDS, NULL, "widgets.kube-it.gpuready.dev", NULL, &got, &st,
+                        &err) == GR_OK &&
+            gr_kube_condition_is_true(json_object_get(json_object_get(got, "status"), "conditions"),
+                                      "Established")) {
             json_decref(got);
             it_sleep_ms(500);
             return 0;
@@ -115,34 +115,33 @@ static void test_crud_crd_with_status(void **state)
     assert_int_equal(st.reason, GR_KUBE_REASON_CONFLICT);
     json_decref(out);
     /* status subresource */
-    gr_kube_condition_set(upd, "Ready", "True", "Built", "ok", 1, gr_kube_now_ns(), NULL,
-                          &err);
+    gr_kube_condition_set(upd, "Ready", "True", "Built", "ok", 1, gr_kube_now_ns(), NULL, &err);
     json_object_set_new(json_object_get(upd, "status"), "phase", json_string("Running"));
     json_t *s2 = NULL;
     assert_int_equal(gr_kube_update_status(admin, &WIDGETS, ns, upd, NULL, &s2, &st, &err), GR_OK);
-    assert_string_equal(
-        json_string_value(json_object_get(json_object_get(s2, "status"), "phase")), "Running");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(s2, "status"), "phase")),
+                        "Running");
     json_decref(upd);
     json_decref(s2);
     /* patches: merge, JSON Patch, server-side apply with fieldManager + force */
     json_t *mp = json_pack("{s:{s:i}}", "spec", "size", 5);
-    assert_int_equal(gr_kube_patch(admin, &WIDGETS, ns, "w1", GR_KUBE_PATCH_MERGE, mp, NULL, &out,
-                                   &st, &err),
-                     GR_OK);
+    assert_int_equal(
+        gr_kube_patch(admin, &WIDGETS, ns, "w1", GR_KUBE_PATCH_MERGE, mp, NULL, &out, &st, &err),
+        GR_OK);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(out, "spec"), "size")), 5);
     json_decref(out);
     json_decref(mp);
     json_t *jp = json_pack("[{s:s,s:s,s:i},{s:s,s:s,s:[s]}]", "op", "test", "path", "/spec/size",
                            "value", 5, "op", "add", "path", "/spec/tags", "value", "a");
-    assert_int_equal(gr_kube_patch(admin, &WIDGETS, ns, "w1", GR_KUBE_PATCH_JSON, jp, NULL, &out,
-                                   &st, &err),
-                     GR_OK);
+    assert_int_equal(
+        gr_kube_patch(admin, &WIDGETS, ns, "w1", GR_KUBE_PATCH_JSON, jp, NULL, &out, &st, &err),
+        GR_OK);
     json_decref(out);
     json_decref(jp);
     json_t *bad = json_pack("[{s:s,s:s,s:i}]", "op", "test", "path", "/spec/size", "value", 99);
-    assert_int_not_equal(gr_kube_patch(admin, &WIDGETS, ns, "w1", GR_KUBE_PATCH_JSON, bad, NULL,
-                                       NULL, &st, &err),
-                         GR_OK);
+    assert_int_not_equal(
+        gr_kube_patch(admin, &WIDGETS, ns, "w1", GR_KUBE_PATCH_JSON, bad, NULL, NULL, &st, &err),
+        GR_OK);
     json_decref(bad);
     json_t *ap = widget("w1", 7, "gold");
     gr_kube_opts ao = {0};
@@ -214,7 +213,8 @@ static void test_list_selectors_pagination(void **state)
     json_decref(page);
     json_t *all = NULL;
     int lrc = gr_kube_list_all(admin, &WIDGETS, ns, &o, &all, &st, &err);
-    if (lrc) fprintf(stderr, "list_all: %s\n", err.msg);
+    if (lrc)
+        fprintf(stderr, "list_all: %s\n", err.msg);
     assert_int_equal(lrc, GR_OK);
     assert_int_equal(json_array_size(json_object_get(all, "items")), 7);
     json_decref(all);
@@ -269,11 +269,12 @@ static void test_update_conflict_retried(void **state)
         gr_kube_update_retry(admin, &WIDGETS, ns, "p0", NULL, bump, &r, &out, &attempts, &st, &err),
         GR_OK);
     assert_int_equal(attempts, 2);
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(out, "spec"), "size")), 100);
-    assert_string_equal(json_string_value(json_object_get(
-                            json_object_get(json_object_get(out, "metadata"), "annotations"),
-                            "racer")),
-                        "was here"); /* the racer's write survived */
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(out, "spec"), "size")),
+                     100);
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(out, "metadata"), "annotations"), "racer")),
+        "was here"); /* the racer's write survived */
     json_decref(out);
 }
 
@@ -289,8 +290,8 @@ static void test_forbidden_vs_allowed(void **state)
     char reason[256];
     assert_int_equal(gr_kube_can_i(low, &a, &allowed, reason, sizeof reason, &st, &err), GR_OK);
     assert_false(allowed);
-    json_t *cm = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
-                           "metadata", "name", "low");
+    json_t *cm = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap", "metadata",
+                           "name", "low");
     assert_int_equal(gr_kube_create(low, &GR_KUBE_CONFIGMAPS, ns, cm, NULL, NULL, &st, &err),
                      GR_EPERM);
     assert_int_equal(st.reason, GR_KUBE_REASON_FORBIDDEN);
@@ -298,15 +299,15 @@ static void test_forbidden_vs_allowed(void **state)
     /* grant it, then the review and the write agree */
     static const gr_kube_gvr roles = {"rbac.authorization.k8s.io", "v1", "roles"};
     static const gr_kube_gvr bindings = {"rbac.authorization.k8s.io", "v1", "rolebindings"};
-    json_t *role = json_pack("{s:s,s:s,s:{s:s},s:[{s:[s],s:[s],s:[s]}]}", "apiVersion",
-                             "rbac.authorization.k8s.io/v1", "kind", "Role", "metadata", "name",
-                             "cm-writer", "rules", "apiGroups", "", "resources", "configmaps",
-                             "verbs", "create");
+    json_t *role =
+        json_pack("{s:s,s:s,s:{s:s},s:[{s:[s],s:[s],s:[s]}]}", "apiVersion",
+                  "rbac.authorization.k8s.io/v1", "kind", "Role", "metadata", "name", "cm-writer",
+                  "rules", "apiGroups", "", "resources", "configmaps", "verbs", "create");
     json_t *rb = json_pack("{s:s,s:s,s:{s:s},s:{s:s,s:s,s:s},s:[{s:s,s:s,s:s}]}", "apiVersion",
                            "rbac.authorization.k8s.io/v1", "kind", "RoleBinding", "metadata",
                            "name", "cm-writer", "roleRef", "apiGroup", "rbac.authorization.k8s.io",
-                           "kind", "Role", "name", "cm-writer", "subjects", "kind", "User",
-                           "name", "gr-lowpriv", "apiGroup", "rbac.authorization.k8s.io");
+                           "kind", "Role", "name", "cm-writer", "subjects", "kind", "User", "name",
+                           "gr-lowpriv", "apiGroup", "rbac.authorization.k8s.io");
     assert_int_equal(gr_kube_create(admin, &roles, ns, role, NULL, NULL, &st, &err), GR_OK);
     assert_int_equal(gr_kube_create(admin, &bindings, ns, rb, NULL, NULL, &st, &err), GR_OK);
     for (int i = 0; i < 50 && !allowed; i++) { /* RBAC propagates asynchronously (PF-131) */
@@ -315,7 +316,8 @@ static void test_forbidden_vs_allowed(void **state)
             it_sleep_ms(200);
     }
     assert_true(allowed);
-    assert_int_equal(gr_kube_create(low, &GR_KUBE_CONFIGMAPS, ns, cm, NULL, NULL, &st, &err), GR_OK);
+    assert_int_equal(gr_kube_create(low, &GR_KUBE_CONFIGMAPS, ns, cm, NULL, NULL, &st, &err),
+                     GR_OK);
     gr_kube_access del = {"delete", "", "configmaps", NULL, ns, "low"};
     assert_int_equal(gr_kube_can_i(low, &del, &allowed, NULL, 0, &st, &err), GR_OK);
     assert_false(allowed);
@@ -357,16 +359,16 @@ static void test_events_aggregated(void **state)
     gr_kube_recorder *r;
     assert_int_equal(gr_kube_recorder_new(admin, "gpuready.dev/kube-it", "it-1", &r, &err), GR_OK);
     for (int i = 0; i < 3; i++)
-        assert_int_equal(gr_kube_record(r, w, "Warning", "SizeTooSmall", "Check", "size 1 < 2",
-                                        &err),
-                         GR_OK);
+        assert_int_equal(
+            gr_kube_record(r, w, "Warning", "SizeTooSmall", "Check", "size 1 < 2", &err), GR_OK);
     json_t *evs = NULL;
     gr_kube_opts o = {0};
     o.field_selector = "regarding.name=p1";
     assert_int_equal(gr_kube_list(admin, &GR_KUBE_EVENTS, ns, &o, &evs, &st, &err), GR_OK);
     assert_int_equal(json_array_size(json_object_get(evs, "items")), 1);
     json_t *ev = json_array_get(json_object_get(evs, "items"), 0);
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(ev, "series"), "count")), 3);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(ev, "series"), "count")),
+                     3);
     json_decref(evs);
     json_decref(w);
     gr_kube_recorder_free(r);
@@ -379,16 +381,16 @@ static void test_validator_messages_match_server(void **state)
     (void)state;
     static const char *keys[] = {"a/b/c", "-bad", "/x", "Bad_Prefix/x"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        json_t *cm = json_pack("{s:s,s:s,s:{s:s,s:{s:s}}}", "apiVersion", "v1", "kind",
-                               "ConfigMap", "metadata", "name", "lbl", "labels", keys[i], "v");
+        json_t *cm = json_pack("{s:s,s:s,s:{s:s,s:{s:s}}}", "apiVersion", "v1", "kind", "ConfigMap",
+                               "metadata", "name", "lbl", "labels", keys[i], "v");
         gr_err err, mine;
         gr_kube_status st;
         assert_int_equal(gr_kube_create(admin, &GR_KUBE_CONFIGMAPS, ns, cm, NULL, NULL, &st, &err),
                          GR_EINVAL);
-        assert_int_equal(gr_kube_validate_labels(json_object_get(json_object_get(cm, "metadata"),
-                                                                 "labels"),
-                                                 NULL, &mine),
-                         GR_EINVAL);
+        assert_int_equal(
+            gr_kube_validate_labels(json_object_get(json_object_get(cm, "metadata"), "labels"),
+                                    NULL, &mine),
+            GR_EINVAL);
         bool found = false;
         for (size_t k = 0; k < st.ncauses; k++) {
             char full[2048];

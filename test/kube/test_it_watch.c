@@ -67,7 +67,8 @@ static bool cache_equals_list(gr_kube_store *s, bool verbose)
         gr_kube_object_key(it, key, sizeof key, NULL);
         json_t *c = NULL;
         if (gr_kube_store_get(s, key, &c, NULL) != GR_OK ||
-            strcmp(gr_kube_obj_meta(c, "resourceVersion"), gr_kube_obj_meta(it, "resourceVersion"))) {
+            strcmp(gr_kube_obj_meta(c, "resourceVersion"),
+                   gr_kube_obj_meta(it, "resourceVersion"))) {
             if (verbose)
                 fprintf(stderr, "cache differs at %s\n", key);
             eq = false;
@@ -195,8 +196,8 @@ static gr_kube_client *private_client(void)
 
 static int start_apiserver(gr_kube_client *pc)
 {
-    char log[256];
-    snprintf(log, sizeof log, "/tmp/gr-kube-it-apiserver-%d.log", (int)getpid());
+    char log[4096];
+    snprintf(log, sizeof log, "%s/logs/kube-it-apiserver-%d.log", it_cluster_dir(), (int)getpid());
     api_pid = fork();
     if (api_pid == 0) {
         int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -340,18 +341,17 @@ static void test_survives_restart_and_forced_gone(void **state)
     gr_kube_opts wo = {0};
     wo.resource_version = "1";
     wo.timeout_seconds = 5;
-    assert_int_equal(gr_kube_watch(pc, &GR_KUBE_CONFIGMAPS, ns, &wo, 0, NULL, NULL, NULL, &gst,
-                                   &err),
-                     GR_ESTATE);
+    assert_int_equal(
+        gr_kube_watch(pc, &GR_KUBE_CONFIGMAPS, ns, &wo, 0, NULL, NULL, NULL, &gst, &err),
+        GR_ESTATE);
     assert_true(gr_kube_status_is_gone(&gst));
     assert_int_equal(gst.http_code, 410);
     assert_true(wait_equal(gr_kube_informer_store(inf), 60));
     gr_kube_informer_stats s;
     gr_kube_informer_stats_get(inf, &s);
     fprintf(stderr, "restart: lists=%llu watches=%llu gone=%llu errors=%llu events=%llu\n",
-            (unsigned long long)s.lists, (unsigned long long)s.watches,
-            (unsigned long long)s.gone, (unsigned long long)s.errors,
-            (unsigned long long)s.events);
+            (unsigned long long)s.lists, (unsigned long long)s.watches, (unsigned long long)s.gone,
+            (unsigned long long)s.errors, (unsigned long long)s.events);
     assert_true(s.errors >= 1); /* the outage was seen … */
     assert_true(s.gone >= 1);   /* … and the compacted version forced a relist */
     assert_true(s.lists >= 2);

@@ -94,9 +94,8 @@ static void test_paths(void **state)
     (void)state;
     gr_buf b = GR_BUF_INIT(4096);
     gr_err err;
-    assert_int_equal(gr_kube_build_path(&b, &GR_KUBE_PODS, "ns1", "p 1", "status", NULL, false,
-                                        &err),
-                     GR_OK);
+    assert_int_equal(
+        gr_kube_build_path(&b, &GR_KUBE_PODS, "ns1", "p 1", "status", NULL, false, &err), GR_OK);
     assert_string_equal(gr_buf_cstr(&b), "/api/v1/namespaces/ns1/pods/p%201/status");
     gr_buf_reset(&b);
     gr_kube_opts o = {0};

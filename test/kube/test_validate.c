@@ -10,9 +10,9 @@
 
 #include "gr_kube_validate.h"
 
-#define RX_KEY                                                                                     \
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "  \
-    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "       \
+#define RX_KEY                                                                                  \
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an " \
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "      \
     "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
 
 static void test_dns1123_label(void **state)
@@ -112,7 +112,8 @@ static void test_field_errors(void **state)
     gr_err err;
     assert_int_equal(gr_kube_validate_name("ok-name", GR_KUBE_NAME_SUBDOMAIN, NULL, &err), GR_OK);
     assert_int_equal(gr_kube_validate_name("Bad", GR_KUBE_NAME_LABEL, NULL, &err), GR_EINVAL);
-    assert_true(strncmp(err.msg, "metadata.name: Invalid value: \"Bad\": a lowercase RFC 1123 label",
+    assert_true(strncmp(err.msg,
+                        "metadata.name: Invalid value: \"Bad\": a lowercase RFC 1123 label",
                         63) == 0);
     assert_int_equal(gr_kube_validate_name("", GR_KUBE_NAME_LABEL, NULL, &err), GR_EINVAL);
     assert_string_equal(err.msg, "metadata.name: Required value: name or generateName is required");
@@ -129,7 +130,8 @@ static void test_field_errors(void **state)
     json_object_set_new(ann, "big", json_string(big));
     free(big);
     assert_int_equal(gr_kube_validate_annotations(ann, NULL, &err), GR_EINVAL);
-    assert_string_equal(err.msg, "metadata.annotations: Too long: may not be more than 262144 bytes");
+    assert_string_equal(err.msg,
+                        "metadata.annotations: Too long: may not be more than 262144 bytes");
     json_decref(ann);
 }
 

@@ -12,7 +12,8 @@
 static const char *STREAM =
     "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\","
     "\"resourceVersion\":\"10\",\"annotations\":{\"x\":\"}{\\\"]\\\\\"}}}}\n"
-    "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"11\"}}}\n"
+    "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"11\"}}}"
+    "\n"
     "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"12\"}}}\n"
     "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"13\"}}}\n"
     "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}}\n";
@@ -38,7 +39,8 @@ static void run_chunked(size_t step)
             assert_true(got < 5);
             assert_int_equal(ev.type, EXPECT[got]);
             if (got == 0) {
-                json_t *ann = json_object_get(json_object_get(ev.object, "metadata"), "annotations");
+                json_t *ann =
+                    json_object_get(json_object_get(ev.object, "metadata"), "annotations");
                 assert_string_equal(json_string_value(json_object_get(ann, "x")), "}{\"]\\");
             }
             got++;

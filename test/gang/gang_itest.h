@@ -1,0 +1,196 @@
+/*
+ * gang_itest.h — helpers shared by the gang integration tests: an in-process
+ * gang service on the test cluster, admission as the webhook does it, member
+ * pods, status patches and ConfigMap polling. Header-only (static functions)
+ * so each test binary stays one file plus this.
+ */
+#ifndef GANG_ITEST_H
+#define GANG_ITEST_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "gr_gang.h"
+#include "gr_gang_ctl.h"
+#include "gr_harness.h"
+#include "gr_kube_config.h"
+#include "gr_kube_rest.h"
+#include "gr_preflight.h"
+
+typedef struct genv {
+    gr_kube_client *kc;
+    gr_preflight_config *cfg;
+    gr_gang_service *svc;
+    gr_kube_mapper *mapper; /* optional, owned */
+} genv;
+
+static json_t *ij(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static json_t *ij(const char *fmt, ...)
+{
+    char *s = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        fail_msg("out of memory");
+    json_error_t e;
+    json_t *v = json_loads(s, 0, &e);
+    if (!v)
+        fail_msg("bad JSON %s: %s", e.text, s);
+    free(s);
+    return v;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static gr_kube_client *client_for(const gr_harness_ctx *t)
+{
+    gr_kube_config kcfg;
+    memset(&kcfg, 0, sizeof kcfg);
+    gr_err err;
+    if (gr_kube_config_load_file(t->cluster.kubeconfig, NULL, &kcfg, &err) != GR_OK)
+        fail_msg("kubeconfig: %s", err.msg);
+    kcfg.qps = -1; /* no client-side rate limit in tests */
+    gr_kube_client *kc = NULL;
+    if (gr_kube_client_new(&kcfg, &kc, &err) != GR_OK)
+        fail_msg("client: %s", err.msg);
+    gr_kube_config_free(&kcfg);
+    return kc;
+}
+
+/* Start a service with config YAML text. mapper may be NULL (discovery). */
+static void genv_start(genv *g, const gr_harness_ctx *t, const char *yaml, gr_kube_mapper *mapper)
+{
+    memset(g, 0, sizeof *g);
+    gr_err err;
+    g->kc = client_for(t);
+    if (gr_preflight_config_parse(yaml, strlen(yaml), "test", NULL, NULL, &g->cfg, &err) != GR_OK)
+        fail_msg("config: %s", err.msg);
+    g->mapper = mapper;
+    gr_gang_service_opts o = {.client = g->kc, .cfg = g->cfg, .mapper = mapper, .workers = 4};
+    if (gr_gang_service_new(&o, &g->svc, &err) != GR_OK)
+        fail_msg("service: %s", err.msg);
+    if (gr_gang_service_start(g->svc, &err) != GR_OK)
+        fail_msg("start: %s", err.msg);
+    if (gr_gang_service_wait_synced(g->svc, 60LL * 1000000000LL, &err) != GR_OK)
+        fail_msg("sync: %s", err.msg);
+}
+
+static void genv_stop(genv *g)
+{
+    gr_gang_service_free(g->svc);
+    gr_preflight_config_free(g->cfg);
+    gr_kube_mapper_free(g->mapper);
+    gr_kube_client_free(g->kc);
+    memset(g, 0, sizeof *g);
+}
+
+/* Admission as the webhook does it: resolve, then admitted. Returns the
+ * ConfigMap name (malloc'd) or NULL when the pod is not a gang member. */
+static char *admit(genv *g, const json_t *pod, const char *ns)
+{
+    gr_preflight_gang_ops ops = gr_gang_service_ops(g->svc);
+    gr_preflight_gang_ctx ctx = {0};
+    gr_err err;
+    int rc = ops.resolve(ops.ud, pod, ns, &ctx, &err);
+    if (rc == GR_ENOTFOUND)
+        return NULL;
+    if (rc != GR_OK)
+        fail_msg("resolve: %s", err.msg);
+    rc = gr_gang_service_register(g->svc, pod, ns, &err);
+    if (rc != GR_OK)
+        fail_msg("register: %s", err.msg);
+    char *cm = strdup(ctx.configmap_name);
+    gr_preflight_gang_ctx_clear(&ctx);
+    return cm;
+}
+
+/* Create a member pod mounting the gang ConfigMap; `meta`/`spec` are extra
+ * JSON members (without braces, may be ""). */
+static void create_member(genv *g, const char *ns, const char *name, const char *cm,
+                          const char *meta, const char *spec)
+{
+    json_t *pod = ij("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\"%s%s},"
+                     "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}],"
+                     "\"volumes\":[{\"name\":\"nvsentinel-preflight-gang-config\",\"configMap\":"
+                     "{\"name\":\"%s\",\"optional\":true}}]%s%s}}",
+                     name, *meta ? "," : "", meta, cm, *spec ? "," : "", spec);
+    gr_err err;
+    gr_kube_status st;
+    if (gr_kube_create(g->kc, &GR_KUBE_PODS, ns, pod, NULL, NULL, &st, &err) != GR_OK)
+        fail_msg("create pod %s: %s", name, err.msg);
+    json_decref(pod);
+}
+
+static void set_ip(genv *g, const char *ns, const char *name, const char *ip)
+{
+    json_t *patch = ij("{\"status\":{\"phase\":\"Running\",\"podIP\":\"%s\",\"podIPs\":[{\"ip\":"
+                       "\"%s\"}]}}",
+                       ip, ip);
+    gr_kube_opts o = {0};
+    o.subresource = "status";
+    gr_err err;
+    gr_kube_status st;
+    if (gr_kube_patch(g->kc, &GR_KUBE_PODS, ns, name, GR_KUBE_PATCH_MERGE, patch, &o, NULL, &st,
+                      &err) != GR_OK)
+        fail_msg("patch pod %s: %s", name, err.msg);
+    json_decref(patch);
+}
+
+/* GET the ConfigMap (NULL when absent). */
+static json_t *get_cm(genv *g, const char *ns, const char *cm)
+{
+    json_t *out = NULL;
+    gr_kube_status st;
+    gr_err err;
+    int rc = gr_kube_get(g->kc, &GR_KUBE_CONFIGMAPS, ns, cm, NULL, &out, &st, &err);
+    if (rc == GR_ENOTFOUND)
+        return NULL;
+    if (rc != GR_OK)
+        fail_msg("get cm: %s", err.msg);
+    return out;
+}
+
+static const char *cm_data(const json_t *cm, const char *key)
+{
+    return json_string_value(json_object_get(json_object_get(cm, "data"), key));
+}
+
+/* Poll until data[key] == want; returns the ConfigMap (caller decrefs). */
+static json_t *wait_cm_data(genv *g, const char *ns, const char *cm, const char *key,
+                            const char *want, int timeout_s)
+{
+    for (int i = 0; i < timeout_s * 10; i++) {
+        json_t *o = get_cm(g, ns, cm);
+        const char *v = o ? cm_data(o, key) : NULL;
+        if (v && strcmp(v, want) == 0)
+            return o;
+        json_decref(o);
+        sleep_ms(100);
+    }
+    json_t *o = get_cm(g, ns, cm);
+    fail_msg("ConfigMap %s/%s: data.%s is \"%s\", want \"%s\"", ns, cm, key,
+             o && cm_data(o, key) ? cm_data(o, key) : "(absent)", want);
+    return NULL;
+}
+
+static void apply_yaml(const gr_harness_ctx *t, const char *ns, const char *yaml)
+{
+    assert_int_equal(gr_harness_apply_yaml(&t->cluster, ns, yaml), 0);
+}
+
+#endif

@@ -1,0 +1,388 @@
+#!/usr/bin/env bash
+# test/helm/helm_test.sh — tests of the Helm chart deploy/helm/gpuready.
+#
+#   helm_test.sh lint       helm lint --strict, defaults and every example
+#   helm_test.sh golden     helm template of every test/helm/values/*.yaml
+#                           compared with test/helm/golden/*.yaml
+#                           (GR_UPDATE_GOLDEN=1 rewrites the goldens)
+#   helm_test.sh refusals   every test/helm/refusals/*.yaml fails to render
+#                           with the message on its "# expect:" line
+#   helm_test.sh assert     contract assertions (PF-nn) on the renderings,
+#                           and the rendered config.yaml fed to the real
+#                           webhook (check-config, inject) when
+#                           GR_PREFLIGHT_BIN is set
+#
+# Environment: GR_HELM (helm binary; default: built by scripts/build-k8s),
+# GR_PREFLIGHT_BIN (gpuready-preflight), GR_SOURCE_DIR.
+set -euo pipefail
+
+ROOT=${GR_SOURCE_DIR:-$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)}
+HERE=$ROOT/test/helm
+CHART=$ROOT/deploy/helm/gpuready
+KUBE_VERSION=1.36.3
+RELEASE=nvsentinel
+NS=nvsentinel
+
+die() { printf 'helm_test: FAIL: %s\n' "$*" >&2; exit 1; }
+
+for t in jq yq; do
+  command -v "$t" >/dev/null || die "$t not found (scripts/install-deps installs it)"
+done
+
+if [[ -z ${GR_HELM:-} ]]; then
+  bindir=$("$ROOT/scripts/build-k8s" helm --print-bindir) || die "could not build helm (scripts/build-k8s helm)"
+  GR_HELM=$bindir/helm
+fi
+[[ -x $GR_HELM ]] || die "helm not executable: $GR_HELM"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gr-helm-test.XXXXXX")
+trap 'rm -rf -- "$WORK"' EXIT
+# Keep helm away from $HOME.
+export HELM_CACHE_HOME=$WORK/helm/cache HELM_CONFIG_HOME=$WORK/helm/config HELM_DATA_HOME=$WORK/helm/data
+
+render() { # values-file [extra helm args...]
+  local f=$1; shift
+  "$GR_HELM" template "$RELEASE" "$CHART" -n "$NS" --kube-version "$KUBE_VERSION" --include-crds -f "$f" "$@"
+}
+
+examples() { ls "$HERE"/values/*.yaml; }
+
+# ---------------------------------------------------------------------------
+cmd_lint() {
+  local f n=0
+  "$GR_HELM" lint --strict --kube-version "$KUBE_VERSION" "$CHART" >"$WORK/lint.out" 2>&1 ||
+    { cat "$WORK/lint.out"; die "helm lint of the defaults"; }
+  "$GR_HELM" lint --strict --kube-version "$KUBE_VERSION" "$CHART/charts/preflight" >"$WORK/lint.out" 2>&1 ||
+    { cat "$WORK/lint.out"; die "helm lint of the preflight subchart on its own"; }
+  for f in $(examples); do
+    "$GR_HELM" lint --strict --kube-version "$KUBE_VERSION" "$CHART" -f "$f" >"$WORK/lint.out" 2>&1 ||
+      { cat "$WORK/lint.out"; die "helm lint with $(basename "$f")"; }
+    n=$((n + 1))
+  done
+  echo "helm_test: lint ok (defaults, subchart, $n examples)"
+}
+
+# ---------------------------------------------------------------------------
+cmd_golden() {
+  local f name fails=0 n=0
+  for f in $(examples); do
+    name=$(basename "$f")
+    render "$f" >"$WORK/$name" 2>"$WORK/$name.err" || { cat "$WORK/$name.err"; die "render $name"; }
+    if [[ ${GR_UPDATE_GOLDEN:-0} == 1 ]]; then
+      cp "$WORK/$name" "$HERE/golden/$name"
+      echo "helm_test: wrote golden/$name"
+    elif ! diff -u "$HERE/golden/$name" "$WORK/$name" >"$WORK/$name.diff"; then
+      cat "$WORK/$name.diff"
+      echo "helm_test: golden/$name differs (GR_UPDATE_GOLDEN=1 to accept)" >&2
+      fails=$((fails + 1))
+    fi
+    n=$((n + 1))
+  done
+  # Every golden has its values file (no stale goldens).
+  for f in "$HERE"/golden/*.yaml; do
+    [[ -f $HERE/values/$(basename "$f") ]] || { echo "helm_test: stale golden $(basename "$f")" >&2; fails=$((fails + 1)); }
+  done
+  ((fails == 0)) || die "$fails golden file(s) differ"
+  echo "helm_test: golden ok ($n renderings)"
+}
+
+# ---------------------------------------------------------------------------
+cmd_refusals() {
+  local f name want n=0
+  for f in "$HERE"/refusals/*.yaml; do
+    name=$(basename "$f")
+    want=$(sed -n '1s/^# expect: //p' "$f")
+    [[ -n $want ]] || die "$name: first line must be '# expect: <message>'"
+    if render "$f" >"$WORK/out" 2>"$WORK/err"; then
+      die "$name: rendered, but the chart must refuse it with: $want"
+    fi
+    grep -qF -- "$want" "$WORK/err" || { cat "$WORK/err"; die "$name: refused without the expected message: $want"; }
+    n=$((n + 1))
+  done
+  echo "helm_test: refusals ok ($n cases)"
+}
+
+# ---------------------------------------------------------------------------
+# Assertions. Each rendering becomes a JSON array of objects in $WORK/<name>.json.
+J=""
+load() { # example-name
+  local f=$HERE/values/$1.yaml
+  render "$f" >"$WORK/$1.yaml" 2>"$WORK/$1.err" || { cat "$WORK/$1.err"; die "render $1"; }
+  yq -s 'map(select(. != null))' "$WORK/$1.yaml" >"$WORK/$1.json"
+  J=$WORK/$1.json
+  yq -r 'select(. != null and .kind == "ConfigMap" and .metadata.name == "preflight") | .data["config.yaml"]' \
+    "$WORK/$1.yaml" >"$WORK/$1.config.yaml"
+  yq -s '.[0]' "$WORK/$1.config.yaml" >"$WORK/$1.config.json"
+}
+# q FILTER: jq over the current rendering, raw output
+q() { jq -r "$1" "$J"; }
+# cfg FILTER: jq over the current config.yaml
+cfg() { jq -r "$1" "${J%.json}.config.json"; }
+obj() { printf '.[] | select(.kind == "%s" and .metadata.name == "%s")' "$1" "$2"; }
+eq() { # id got want what
+  [[ "$2" == "$3" ]] || die "$1: $4: got '$2', want '$3'"
+}
+ok() { # id what condition-output ("true")
+  [[ "$3" == "true" ]] || die "$1: $2"
+}
+
+# inject POD-YAML [args]: the init container names the webhook injects with this config.
+inject() {
+  local pod=$1; shift
+  "$GR_PREFLIGHT_BIN" inject --config "${J%.json}.config.yaml" -o json "$@" "$pod" 2>"$WORK/inject.err" ||
+    { cat "$WORK/inject.err"; die "inject failed"; }
+}
+
+cmd_assert() {
+  local got
+  # --- PF-03: off by default: no values render nothing.
+  load disabled
+  eq PF-03 "$(q 'length')" 0 "objects rendered without global.preflight.enabled"
+
+  # --- defaults
+  load default
+  eq PF-04 "$(q "$(obj Deployment preflight) | .metadata.namespace")" "$NS" "Deployment preflight"     # PF-12
+  eq PF-107 "$(q "$(obj ConfigMap preflight) | .metadata.namespace")" "$NS" "ConfigMap preflight"
+  eq PF-08 "$(cfg '.gangCoordination.enabled')" true "gangCoordination.enabled default"
+  eq PF-09 "$(cfg '.gangDiscovery | tojson')" '{}' "gangDiscovery default"
+  eq PF-21 "$(q '[.[] | select(.kind == "DaemonSet")] | length')" 0 "image-cache DaemonSet by default"
+  eq PF-26 "$(cfg '.initContainerPlacement')" append "initContainerPlacement default"
+  eq PF-37 "$(cfg '[.initContainers[].name] | join(",")')" \
+    preflight-dcgm-diag,preflight-nccl-loopback,preflight-nccl-allreduce "default checks"
+  ok PF-47 "built-in checks inherit env and mounts" \
+    "$(cfg '[.initContainers[] | .inheritUserEnv == true and .inheritUserVolumeMounts == true] | all')"
+  ok PF-17 "each built-in check mounts nvsentinel-socket at /var/run" \
+    "$(cfg '[.initContainers[] | .volumeMounts == [{"mountPath":"/var/run","name":"nvsentinel-socket"}]] | all')"
+  local env='.initContainers[] | select(.name == $c) | .env | from_entries'
+  envof() { jq -r --arg c "$1" "$env | .[\"$2\"] // \"<unset>\"" "${J%.json}.config.json"; }
+  eq PF-49 "$(envof preflight-dcgm-diag DCGM_DIAG_LEVEL)" 2 DCGM_DIAG_LEVEL
+  eq PF-51 "$(envof preflight-dcgm-diag DCGM_HOSTENGINE_ADDR)" \
+    "nvidia-dcgm-dra.gpu-operator.svc:5555,nvidia-dcgm.gpu-operator.svc:5555" DCGM_HOSTENGINE_ADDR
+  eq PF-53 "$(envof preflight-dcgm-diag DCGM_DIAG_STATUS_RETRY_MAX_ATTEMPTS)" 10 retry attempts
+  eq PF-54 "$(envof preflight-dcgm-diag DCGM_DIAG_STATUS_RETRY_INTERVAL_SECONDS)" 10 retry interval
+  eq PF-59 "$(envof preflight-nccl-loopback BW_THRESHOLD_GBPS)" 150 loopback threshold
+  eq PF-60 "$(envof preflight-nccl-loopback TEST_SIZE_MB)" 256 TEST_SIZE_MB
+  eq PF-61 "$(envof preflight-nccl-loopback SKIP_BANDWIDTH_CHECK)" false loopback skip
+  eq PF-65 "$(envof preflight-nccl-allreduce BW_THRESHOLD_GBPS)" 100 allreduce threshold
+  eq PF-67 "$(envof preflight-nccl-allreduce MESSAGE_SIZES)" 4G MESSAGE_SIZES
+  eq PF-69 "$(envof preflight-nccl-allreduce BENCHMARK_ITERS)" 20 BENCHMARK_ITERS
+  eq PF-70 "$(envof preflight-nccl-allreduce WARMUP_ITERS)" 5 WARMUP_ITERS
+  eq PF-71 "$(envof preflight-nccl-allreduce NCCL_REDUCE_OP)" sum NCCL_REDUCE_OP
+  eq PF-73 "$(envof preflight-nccl-allreduce SKIP_BANDWIDTH_CHECK)" false allreduce skip
+  eq PF-75 "$(envof preflight-nccl-allreduce NCCL_DEBUG)" "<unset>" "NCCL_DEBUG has no default"
+  eq PF-76 "$(cfg '.initContainers[] | select(.name == "preflight-nccl-allreduce") | .securityContext.capabilities.add | join(",")')" \
+    IPC_LOCK "allreduce capabilities"
+  eq PF-80 "$(cfg '.ncclEnvPatterns | tojson')" '["NCCL_*","FI_*","LD_LIBRARY_PATH","UCX_*","TORCH_NCCL_*","CUDA_DEVICE_ORDER"]' ncclEnvPatterns
+  eq PF-81 "$(cfg '.volumeMountPatterns | tojson')" '["host-opt-amazon*","nvtcpxo-*","nccl-*","dev-shm"]' volumeMountPatterns
+  eq PF-195 "$(cfg '.gpuResourceNames | tojson')" '["nvidia.com/gpu"]' gpuResourceNames
+  ok PF-196 "networkResourceNames include mlnxnics and efa" \
+    "$(cfg '(.networkResourceNames | index("nvidia.com/mlnxnics")) != null and (.networkResourceNames | index("vpc.amazonaws.com/efa")) != null')"
+  eq PF-106 "$(cfg '.imagePullSecrets | tojson')" '[]' "imagePullSecrets default"
+  eq PF-154 "$(cfg '.gangCoordination.timeout')" 10m timeout
+  eq PF-155 "$(cfg '.gangCoordination.masterPort')" 29500 masterPort
+  eq PF-146 "$(cfg '.gangCoordination.configMapMountPath')" /etc/preflight configMapMountPath
+  eq PF-156 "$(cfg '.gangCoordination.ncclTopoConfigMap')" "" ncclTopoConfigMap
+  eq PF-157 "$(q '[.[] | select(.kind == "ConfigMap" and .metadata.name == "preflight-nccl-topo")] | length')" 0 "topology ConfigMap by default"
+  eq PF-158 "$(cfg '.gangCoordination.extraHostPathMounts | tojson')" '[]' extraHostPathMounts
+  eq PF-159 "$(cfg '.gangCoordination.extraVolumeMounts | tojson')" '[]' extraVolumeMounts
+  eq PF-160 "$(cfg '.gangCoordination.mirrorResourceClaims')" true mirrorResourceClaims
+  eq PF-161 "$(cfg '.publishTo')" socket "publishTo default"
+  eq PF-41 "$(cfg '.connectorSocket')" unix:///var/run/nvsentinel.sock connectorSocket
+  eq PF-42 "$(cfg '.processingStrategy')" EXECUTE_REMEDIATION processingStrategy
+  eq PF-43 "$(cfg '.connectorTokenMountPath')" /var/run/secrets/nvsentinel/platform-connector "token mount path"
+  # MutatingWebhookConfiguration
+  local mwc; mwc=$(obj MutatingWebhookConfiguration preflight.nvsentinel.nvidia.com)
+  eq PF-07 "$(q "$mwc | .webhooks[0].namespaceSelector | tojson")" '{"matchLabels":{"nvsentinel.nvidia.com/preflight":"enabled"}}' namespaceSelector
+  eq PF-06 "$(q "$mwc | .webhooks[0].rules | tojson")" \
+    '[{"operations":["CREATE"],"apiGroups":[""],"apiVersions":["v1"],"resources":["pods"],"scope":"Namespaced"}]' rules
+  eq PF-198 "$(q "$mwc | .webhooks[0].failurePolicy")" Fail failurePolicy
+  eq PF-199 "$(q "$mwc | .webhooks[0].timeoutSeconds")" 10 timeoutSeconds
+  eq PF-215 "$(q "$mwc | .webhooks[0] | has(\"objectSelector\")")" false "objectSelector emitted for {}"
+  eq PF-214 "$(q "$mwc | .webhooks[0].clientConfig.service | \"\(.namespace)/\(.name)\(.path):\(.port)\"")" "$NS/preflight/mutate:443" clientConfig
+  eq PF-207 "$(q "$mwc | .metadata.annotations[\"cert-manager.io/inject-ca-from\"]")" "$NS/preflight-ca" "CA injection"
+  eq PF-200 "$(q '[.[] | select(.kind == "Issuer")] | map(.metadata.name) | sort | join(",")')" \
+    preflight-ca,preflight-selfsigned "createIssuer: true issuers"
+  eq PF-207 "$(q "$(obj Certificate preflight-ca) | .spec.isCA")" true "CA certificate"
+  eq PF-207 "$(q "$(obj Certificate preflight-webhook) | .spec.issuerRef.name")" preflight-ca "serving certificate issuer"
+  eq PF-212 "$(q "$(obj Certificate preflight-webhook) | .spec.dnsNames | join(\",\")")" \
+    "preflight.$NS.svc,preflight.$NS.svc.cluster.local" "serving certificate names"
+  # Deployment
+  local dep; dep="$(obj Deployment preflight) | .spec.template.spec.containers[0]"
+  eq PF-197 "$(q "$dep | .ports[0].containerPort")" 8443 "webhook port"
+  eq PF-197 "$(q "$dep | .args | map(select(startswith(\"--port=\"))) | .[0]")" --port=8443 "--port flag"
+  eq PF-218 "$(q "$dep | .livenessProbe.httpGet | \"\(.scheme) \(.port) \(.path)\"")" "HTTPS https /healthz" liveness
+  eq PF-219 "$(q "$dep | .readinessProbe.httpGet | \"\(.scheme) \(.port) \(.path)\"")" "HTTPS https /healthz" readiness
+  eq PF-107 "$(q "$(obj Deployment preflight) | .spec.template.spec.volumes[] | select(.name == \"config\") | .configMap.name")" preflight "config volume"
+  # RBAC
+  local agg="$RELEASE-gang-discovery"
+  eq PF-128 "$(q "$(obj ClusterRole "$agg") | .aggregationRule.clusterRoleSelectors[0].matchLabels | tojson")" \
+    '{"preflight.nvsentinel.nvidia.com/aggregate-to-gang-discovery":"true"}' "aggregated ClusterRole $agg"
+  eq PF-128 "$(q "$(obj ClusterRoleBinding "$agg") | .subjects[0] | \"\(.namespace)/\(.name)\"")" "$NS/preflight" "binding of $agg"
+  eq PF-93 "$(q "$(obj ClusterRole "$agg-builtin") | .rules[0] | \"\(.apiGroups[0]) \(.resources | join(\",\")) \(.verbs | join(\",\"))\"")" \
+    "scheduling.k8s.io podgroups,workloads get,list,watch" "built-in contributor"          # PF-94
+  eq PF-130 "$(q "$(obj ClusterRole "$agg-builtin") | .metadata.labels[\"preflight.nvsentinel.nvidia.com/aggregate-to-gang-discovery\"]")" \
+    true "contributor aggregation label"
+  eq PF-118 "$(q "$(obj CustomResourceDefinition preflightconfigs.preflight.nvsentinel.nvidia.com) | \"\(.spec.group)/\(.spec.versions[0].name) \(.spec.scope) \(.spec.names.kind)\"")" \
+    "preflight.nvsentinel.nvidia.com/v1alpha1 Namespaced PreflightConfig" "PreflightConfig CRD"
+  eq PF-125 "$(q "$(obj CustomResourceDefinition preflightconfigs.preflight.nvsentinel.nvidia.com) | .spec.versions[0].additionalPrinterColumns | map(.name) | join(\",\")")" \
+    Discoverer,Ready,Age "printer columns"
+  eq PF-126 "$(q "$(obj CustomResourceDefinition preflightconfigs.preflight.nvsentinel.nvidia.com) | .spec.versions[0].additionalPrinterColumns[1].jsonPath")" \
+    ".status.conditions[?(@.type=='Ready')].status" "READY column"
+
+  # --- single node
+  load single-node
+  eq PF-15 "$(cfg '[.initContainers[].name] | join(",")')" preflight-dcgm-diag "single-node checks (list replaced)"
+  eq PF-16 "$(cfg '.initContainers[0].image')" ghcr.io/nvidia/nvsentinel/preflight-dcgm-diag:0.1.0 "repository/tag map, empty tag"
+  eq PF-13 "$(cfg '.gangCoordination.enabled')" false "gang coordination off"
+  eq PF-13 "$(q "[.[] | select(.kind == \"ClusterRole\")] | length")" 0 "no gang RBAC with coordination off"
+  # --- prepend, object selectors, Volcano, OSMO+KAI
+  load prepend
+  eq PF-27 "$(cfg '.initContainerPlacement')" prepend initContainerPlacement
+  load object-selector-labels
+  eq PF-216 "$(q "$mwc | .webhooks[0].objectSelector | tojson")" '{"matchLabels":{"nvsentinel.nvidia.com/preflight":"enabled"}}' objectSelector
+  load object-selector-expressions
+  eq PF-217 "$(q "$mwc | .webhooks[0].objectSelector | tojson")" \
+    '{"matchExpressions":[{"key":"nvsentinel.nvidia.com/preflight","operator":"In","values":["enabled","true"]}]}' objectSelector
+  load volcano
+  eq PF-101 "$(cfg '.gangDiscovery | "\(.name) \(.annotationKeys[0]) \(.podGroupGVR.group)/\(.podGroupGVR.version)/\(.podGroupGVR.resource) \(.minCountExpr)"')" \
+    "volcano scheduling.k8s.io/group-name scheduling.volcano.sh/v1beta1/podgroups podGroup.spec.minMember" gangDiscovery
+  eq PF-129 "$(q "$(obj ClusterRole "$agg-builtin") | .rules[1] | \"\(.apiGroups[0]) \(.resources[0])\"")" \
+    "scheduling.volcano.sh podgroups" "contributor for podGroupGVR"
+  load osmo-kai
+  eq PF-102 "$(cfg '.gangDiscovery | "\(.name) \(.labelKeys[0]) \(.podGroupGVR.group)/\(.podGroupGVR.version)/\(.podGroupGVR.resource)"')" \
+    "osmo-with-kai osmo.group_uuid scheduling.run.ai/v2alpha2/podgroups" gangDiscovery
+  eq PF-104 "$(q "$(obj ClusterRole "$agg-builtin") | .rules[1] | \"\(.apiGroups[0]) \(.resources[0]) \(.verbs | join(\",\"))\"")" \
+    "scheduling.run.ai podgroups get,list,watch" "contributor for podGroupGVR"
+  # --- publishTo: deployment
+  load publish-deployment
+  eq PF-162 "$(cfg '.publishTo')" deployment publishTo
+  eq PF-166 "$(cfg '.healthPublish.target')" "platform-connector-deployment.$NS.svc.cluster.local:50051" "health publish target"
+  eq PF-168 "$(cfg '.healthPublish.insecure')" false "TLS by default"
+  eq PF-178 "$(q "$(obj ConfigMap preflight) | .metadata.name")" preflight "hostNetworkWorkloads: true accepted"
+  # --- webhook TLS variants
+  load existing-issuer
+  eq PF-208 "$(q '[.[] | select(.kind == "Issuer" or (.kind == "Certificate" and .spec.isCA == true))] | length')" 0 "no CA created"
+  eq PF-209 "$(q "$(obj Certificate preflight-webhook) | .spec.issuerRef | \"\(.kind)/\(.name)\"")" ClusterIssuer/platform-ca issuerRef
+  eq PF-210 "$(q "$mwc | .metadata.annotations[\"cert-manager.io/inject-ca-from\"]")" cert-manager/platform-ca "CA injection"
+  eq PF-204 "$(q "$mwc | .webhooks[0].failurePolicy")" Ignore failurePolicy
+  eq PF-205 "$(q "$mwc | .webhooks[0].timeoutSeconds")" 30 timeoutSeconds
+  load existing-issuer-no-ca
+  eq PF-211 "$(q "$mwc | (.metadata.annotations // {} | length) + (.webhooks[0].clientConfig.caBundle // \"\" | length)")" 0 \
+    "nothing injects a CA bundle"
+  eq PF-202 "$(q "$(obj Certificate preflight-webhook) | .spec.issuerRef.name")" platform-ca issuerRef
+  load openshift
+  eq PF-213 "$(q '[.[] | select(.apiVersion | startswith("cert-manager.io"))] | length')" 0 "cert-manager objects"
+  eq PF-213 "$(q "$(obj Service preflight) | .metadata.annotations[\"service.beta.openshift.io/serving-cert-secret-name\"]")" preflight-webhook-tls "serving cert annotation"
+  eq PF-213 "$(q "$mwc | .metadata.annotations[\"service.beta.openshift.io/inject-cabundle\"]")" true "CA bundle annotation"
+  # --- image cache
+  load image-cache
+  local ds; ds=$(obj DaemonSet preflight-image-cache)
+  eq PF-22 "$(q "$ds | .spec.template.spec.containers | map(\"\(.name)=\(.image)\") | join(\",\")")" \
+    "preflight-dcgm-diag=ghcr.io/gpuready/preflight-dcgm-diag:0.1.0,preflight-upstream=ghcr.io/nvidia/nvsentinel/preflight-nccl-loopback:v1.26.0" "one container per check image"
+  eq PF-22 "$(q "$ds | .spec.template.spec.containers[0].command | join(\" \")")" /usr/local/bin/gpuready-idle "hold command"
+  eq PF-22 "$(q "$ds | .spec.template.spec.containers[1].command[0]")" /bin/sh "per-image hold command"
+  eq PF-23 "$(q "$ds | .spec.template.spec.containers[0].resources.requests | \"\(.cpu) \(.memory)\"")" "10m 16Mi" requests
+  eq PF-24 "$(q "$ds | .spec.template.spec.containers[0].resources.limits | \"\(.cpu) \(.memory)\"")" "50m 64Mi" limits
+  eq PF-25 "$(q "$ds | .spec.template.metadata.annotations | tojson")" '{"example.com/owner":"gpu-team"}' podAnnotations
+  eq PF-22 "$(cfg '.initContainers | map(has("imageCacheCommand")) | any')" false "chart-only key kept out of config.yaml"
+  # --- topology
+  load topology-ndv5
+  eq PF-157 "$(cfg '.gangCoordination.ncclTopoConfigMap')" preflight-nccl-topo "topology ConfigMap name"
+  ok PF-157 "bundled ndv5 XML in ConfigMap preflight-nccl-topo and in config.yaml" \
+    "$(jq -r --arg x "$(cat "$CHART/charts/preflight/files/ndv5-topo.xml")" \
+      "[$(obj ConfigMap preflight-nccl-topo) | (.data[\"topo.xml\"] | rtrimstr(\"\\n\")) == \$x] == [true]" "$J")"
+  eq PF-157 "$(cfg '.gangCoordination.ncclTopoData | contains("<system version=\"1\">")')" true "ncclTopoData"
+  # --- per-check examples
+  load init-container-examples
+  eq PF-63 "$(cfg '.initContainers[1].image')" ghcr.io/nvidia/nvsentinel/preflight-nccl-loopback:latest "plain image string"
+  eq PF-105 "$(cfg '.imagePullSecrets | tojson')" '[{"name":"my-registry"}]' imagePullSecrets
+  eq PF-85 "$(cfg '.initContainers[2].env | map("\(.name)=\(.value)") | join(",")')" \
+    "MESSAGE_SIZES=4G,NCCL_IB_HCA=mlx5,BW_THRESHOLD_GBPS=90" "ncclAllreduceExtraEnv appended, replacing same names"
+  eq PF-42 "$(cfg '.processingStrategy')" STORE_ONLY processingStrategy
+
+  if [[ -n ${GR_PREFLIGHT_BIN:-} ]]; then
+    assert_webhook
+  else
+    echo "helm_test: GR_PREFLIGHT_BIN not set: rendered config.yaml not fed to the webhook" >&2
+  fi
+  echo "helm_test: assert ok"
+}
+
+# The rendered config.yaml of every example, read by the real webhook.
+assert_webhook() {
+  [[ -x $GR_PREFLIGHT_BIN ]] || die "GR_PREFLIGHT_BIN not executable: $GR_PREFLIGHT_BIN"
+  local f name pod=$WORK/pod.yaml pod2=$WORK/pod-init.yaml out
+  cat >"$pod" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: train-0, namespace: team-a, labels: {osmo.group_uuid: myjob}}
+spec:
+  containers:
+    - name: main
+      image: busybox
+      env: [{name: NCCL_DEBUG, value: INFO}, {name: UNRELATED, value: x}]
+      resources: {limits: {nvidia.com/gpu: "8"}}
+EOF
+  cat >"$pod2" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: train-1, namespace: team-a}
+spec:
+  initContainers: [{name: setup, image: busybox}]
+  containers:
+    - name: main
+      image: busybox
+      resources: {limits: {nvidia.com/gpu: "1"}}
+EOF
+  for f in $(examples); do
+    name=$(basename "$f" .yaml)
+    [[ $name == disabled ]] && continue
+    load "$name"
+    "$GR_PREFLIGHT_BIN" check-config --config "${J%.json}.config.yaml" >"$WORK/cc.out" 2>&1 ||
+      { cat "$WORK/cc.out"; die "$name: the webhook refuses the rendered config.yaml"; }
+  done
+  load default
+  out=$(inject "$pod" | jq -r '[.spec.initContainers[].name] | join(",")')
+  eq PF-108 "$out" preflight-dcgm-diag,preflight-nccl-loopback,preflight-nccl-allreduce "checks injected by default"
+  out=$(inject "$pod" | jq -r '.spec.initContainers[0].env | map(select(.name == "PLATFORM_CONNECTOR_TOKEN_PATH")) | .[0].value')
+  eq PF-43 "$out" /var/run/secrets/nvsentinel/platform-connector/token PLATFORM_CONNECTOR_TOKEN_PATH
+  out=$(inject "$pod2" | jq -r '[.spec.initContainers[].name] | join(",")')
+  eq PF-26 "$out" setup,preflight-dcgm-diag,preflight-nccl-loopback,preflight-nccl-allreduce "append placement"
+  load prepend
+  out=$(inject "$pod2" | jq -r '[.spec.initContainers[].name] | join(",")')
+  eq PF-27 "$out" preflight-dcgm-diag,preflight-nccl-loopback,preflight-nccl-allreduce,setup "prepend placement"
+  load single-node
+  out=$(inject "$pod" | jq -r '[.spec.initContainers[].name] | join(",")')
+  eq PF-15 "$out" preflight-dcgm-diag "single-node checks"
+  out=$(inject "$pod" | jq -r '[.spec.initContainers[].env[].name | select(startswith("GANG_"))] | length')
+  eq PF-18 "$out" 0 "gang env with coordination off"
+  load osmo-kai
+  out=$(inject "$pod" | jq -r '.spec.initContainers[0].env | map(select(.name == "GANG_ID")) | .[0].value')
+  eq PF-109 "$out" osmo-with-kai-team-a-myjob "gang id from the rendered OSMO + KAI config"
+  load init-container-examples
+  out=$(inject "$pod" --gang-id g1 | jq -c '.spec.initContainers')
+  eq PF-30 "$(jq -r 'map(.name) | join(",")' <<<"$out")" preflight-dcgm-diag,preflight-nccl-allreduce "defaultEnabled: false not injected"
+  eq PF-77 "$(jq -r '.[0].env | map(select(.name == "NCCL_DEBUG")) | length' <<<"$out")" 1 "inherited NCCL_DEBUG (inheritUserEnv default)"
+  eq PF-83 "$(jq -r '.[1].env | map(select(.name == "NCCL_DEBUG")) | length' <<<"$out")" 0 "inheritUserEnv: false"
+  eq PF-85 "$(jq -r '.[1].env | map(select(.name == "NCCL_IB_HCA")) | .[0].value' <<<"$out")" mlx5 "ncclAllreduceExtraEnv"
+  eq PF-86 "$(jq -r '.[1].volumeMounts | map(select(.name == "host-opt-amazon")) | .[0].mountPath' <<<"$out")" /opt/amazon "extraHostPathMounts"
+  eq PF-42 "$(jq -r '.[0].env | map(select(.name == "PROCESSING_STRATEGY")) | .[0].value' <<<"$out")" STORE_ONLY PROCESSING_STRATEGY
+  eq PF-105 "$(inject "$pod" | jq -r '.spec.imagePullSecrets | tojson')" '[{"name":"my-registry"}]' "pull secrets injected"
+  load publish-deployment
+  out=$(inject "$pod" | jq -c '.')
+  eq PF-166 "$(jq -r '.spec.initContainers[0].env | map(select(.name == "HEALTH_PUBLISH_TARGET")) | .[0].value' <<<"$out")" \
+    "platform-connector-deployment.$NS.svc.cluster.local:50051" HEALTH_PUBLISH_TARGET
+  eq PF-167 "$(jq -r '.spec.initContainers[0].env | map(select(.name == "HEALTH_PUBLISH_TOKEN_PATH")) | length' <<<"$out")" 1 HEALTH_PUBLISH_TOKEN_PATH
+  eq PF-168 "$(jq -r '.spec.initContainers[0].env | map(select(.name == "HEALTH_PUBLISH_TLS_CA_FILE")) | .[0].value' <<<"$out")" \
+    /etc/nvsentinel/platform-connector-deployment-ca/ca.crt HEALTH_PUBLISH_TLS_CA_FILE
+  eq PF-176 "$(jq -r '.metadata.labels["nvsentinel.nvidia.com/health-publisher"]' <<<"$out")" true "health-publisher label"
+  echo "helm_test: rendered configs accepted by $(basename "$GR_PREFLIGHT_BIN")"
+}
+
+case ${1:-} in
+  lint) cmd_lint ;;
+  golden) cmd_golden ;;
+  refusals) cmd_refusals ;;
+  assert) cmd_assert ;;
+  *) echo "usage: $0 lint|golden|refusals|assert" >&2; exit 2 ;;
+esac
