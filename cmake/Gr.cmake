@@ -107,7 +107,8 @@ endfunction()
 
 # gr_add_fuzzer(<name> SOURCES ... [LIBS ...] CORPUS <dir> [DICT file])
 # With GR_FUZZ=ON: a libFuzzer binary plus a `fuzz-smoke` test running it for
-# GR_FUZZ_SECONDS on a copy of the corpus. Without: the same entry point linked
+# GR_FUZZ_SECONDS on a copy of the corpus (a crash, leak or timeout exits 1,
+# never libFuzzer's default 77, which CTest would read as "skipped"). Without: the same entry point linked
 # to test/fuzz_replay.c and a `fuzz-smoke` test replaying every corpus file.
 set(GR_FUZZ_SECONDS 5 CACHE STRING "Seconds per fuzzer in the fuzz-smoke label")
 function(gr_add_fuzzer name)
@@ -128,7 +129,7 @@ function(gr_add_fuzzer name)
       set(dictarg "-dict=${CMAKE_CURRENT_SOURCE_DIR}/${A_DICT}")
     endif()
     add_test(NAME ${name}
-             COMMAND sh -c "rm -rf '${work}' && mkdir -p '${work}' && cp -r '${corpus}'/. '${work}'/ && exec \"$0\" -max_total_time=${GR_FUZZ_SECONDS} -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 ${dictarg} '${work}'" $<TARGET_FILE:${name}>)
+             COMMAND sh -c "rm -rf '${work}' && mkdir -p '${work}' && cp -r '${corpus}'/. '${work}'/ && exec \"$0\" -max_total_time=${GR_FUZZ_SECONDS} -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -error_exitcode=1 -timeout_exitcode=1 ${dictarg} '${work}'" $<TARGET_FILE:${name}>)
   else()
     add_test(NAME ${name} COMMAND ${name} "${corpus}")
   endif()

@@ -120,6 +120,10 @@ typedef struct gr_preflight_config {
         char *target;  /* healthPublish.target, required in deployment mode */
         bool insecure; /* healthPublish.insecure: no CA bundle */
     } publish;
+    /* private: the parts of every injected object that do not depend on the
+     * pod (init-container templates taken apart, pre-serialised JSON,
+     * compiled globs), built once by gr_preflight_config_from_json(). */
+    struct gr_pf_compiled *compiled;
 } gr_preflight_config;
 
 /* Parse and validate config.yaml text (at most GR_PREFLIGHT_CONFIG_MAX

@@ -187,6 +187,13 @@ function strLit() {
   return chance(0.5) ? JSON.stringify(w) : "'" + w.replace(/\\/g, "\\\\").replace(/'/g, "\\'") + "'";
 }
 
+function nonEmptyLit() {
+  let l;
+  do l = strLit();
+  while (l.length === 2);
+  return l;
+}
+
 function intLit() {
   return pick(["0", "1", "2", "-1", "8", "16", "100", "900", "9223372036854775807", "-9223372036854775808", "0x10", String(ri(50))]);
 }
@@ -205,6 +212,8 @@ function dblLit() {
 //  * has(x.f) on an int/string/list operand is false (cel-go: an error);
 //    has() is only applied to maps here.
 //  * the global overload matches(s, re) is missing.
+//  * 'abc'.replace('', x) does not insert x around every code point as Go's
+//    strings.Replace (cel-go, gr_cel) does; replace() gets non-empty needles.
 let S; // current site
 let locals = []; // comprehension variables in scope: {name, type}
 
@@ -321,8 +330,8 @@ function genStr(d) {
   return pick([
     () => `${gen("str", k)} + ${gen("str", k)}`,
     () => `${gen("str", k)}.${pick(["lowerAscii", "upperAscii", "trim"])}()`,
-    () => `${gen("str", k)}.replace(${gen("str", k)}, ${gen("str", k)})`,
-    () => `${gen("str", k)}.replace(${strLit()}, ${strLit()}, ${pick(["0", "1", "-1", "2"])})`,
+    () => `${gen("str", k)}.replace(${nonEmptyLit()}, ${gen("str", k)})`,
+    () => `${gen("str", k)}.replace(${nonEmptyLit()}, ${strLit()}, ${pick(["0", "1", "-1", "2"])})`,
     () => `${gen("str", k)}.substring(${pick(["0", "1", "2", "-1", "5", "100"])})`,
     () => `${gen("str", k)}.substring(${pick(["0", "1", "3"])}, ${pick(["1", "2", "4", "0"])})`,
     () => `${gen("str", k)}.charAt(${pick(["0", "1", "3", "-1", "100"])})`,

@@ -37,15 +37,17 @@ static void test_native_podgroup(void **state)
     char *cm = admit(&g, pod, ns); /* PF-89 */
     assert_non_null(cm);
     json_decref(pod);
-    char want_cm[256];
-    snprintf(want_cm, sizeof want_cm, "preflight-kubernetes-%s-training-workers", ns);
-    assert_string_equal(cm, want_cm); /* PF-153 */
+    char want_id[256];
+    snprintf(want_id, sizeof want_id, "kubernetes-%s-training-workers", ns);
+    char *want_cm = gr_gang_configmap_name(want_id);
+    assert_string_equal(cm, want_cm); /* PF-153, PF-113 (long namespace: hash suffix) */
+    assert_true(strlen(cm) <= 63);
+    assert_memory_equal(cm, "preflight-", 10);
+    free(want_cm);
 
     /* admission-time skeleton: expected_count read from the PodGroup (R9) */
     json_t *o = get_cm(&g, ns, cm);
     assert_non_null(o); /* PF-143 */
-    char want_id[256];
-    snprintf(want_id, sizeof want_id, "kubernetes-%s-training-workers", ns);
     assert_string_equal(cm_data(o, "gang_id"), want_id);      /* PF-151 */
     assert_string_equal(cm_data(o, "expected_count"), "2");   /* PF-90, PF-147 */
     assert_string_equal(cm_data(o, "master_port"), "29500");  /* PF-150 */
