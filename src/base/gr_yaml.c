@@ -870,12 +870,14 @@ static bool json_ws(char ch)
 /* Fast path for JSON input (as kubectl's YAMLOrJSONDecoder): when the first
  * significant byte is '{' or '[', parse a stream of JSON objects/arrays with
  * jansson. JSON is a subset of YAML 1.2 and the core schema gives the same
- * values, so the result equals the YAML path's; it avoids libfyaml's
- * token buffering (tens of bytes of memory per input byte on long flow
- * lines). Returns true with the documents appended to `docs`, or false
- * (docs untouched) so the caller parses YAML, which reports errors with
- * their position. */
-static bool load_json_stream(const char *buf, size_t len, json_t *docs)
+ * values, so the result equals the YAML path's; it avoids libfyaml's token
+ * buffering (libfyaml 0.7.12 keeps ~200 bytes per token of a flow collection
+ * that could still be a mapping key, i.e. up to a whole single-line JSON
+ * document). Returns 1 with the documents appended to `docs`, 0 (docs
+ * untouched) when the input is not such a JSON stream, so the caller parses
+ * YAML (which reports syntax errors with their position), or a GR_E* code
+ * for JSON nested too deeply (not retried as YAML: that is the costly case). */
+static int load_json_stream(yctx *c, const char *buf, size_t len, json_t *docs)
 {
     size_t off = 0;
     if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
@@ -883,33 +885,48 @@ static bool load_json_stream(const char *buf, size_t len, json_t *docs)
     while (off < len && json_ws(buf[off]))
         off++;
     if (off >= len || (buf[off] != '{' && buf[off] != '['))
-        return false;
+        return 0;
     json_t *tmp = json_array();
     if (!tmp)
-        return false;
+        return yfail(c, GR_ENOMEM, c->last, "out of memory");
+    int rc = 0;
     while (off < len) {
         if (buf[off] != '{' && buf[off] != '[')
-            goto no;
+            goto out;
         json_error_t je;
-        json_t *v = json_loadb(buf + off, len - off,
-                               JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES,
-                               &je);
-        if (!v)
-            goto no;
-        if (json_depth(v, GR_YAML_MAX_DEPTH + 1) > GR_YAML_MAX_DEPTH ||
-            json_array_append_new(tmp, v) != 0 || je.position <= 0)
-            goto no;
+        json_t *v =
+            json_loadb(buf + off, len - off,
+                       JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &je);
+        if (!v) {
+            if (json_error_code(&je) == json_error_stack_overflow)
+                rc = yfail(c, GR_ETOOBIG, c->last, "nesting deeper than %d levels",
+                           GR_YAML_MAX_DEPTH);
+            else if (json_error_code(&je) == json_error_out_of_memory)
+                rc = yfail(c, GR_ENOMEM, c->last, "out of memory");
+            goto out;
+        }
+        if (json_depth(v, GR_YAML_MAX_DEPTH + 1) > GR_YAML_MAX_DEPTH) {
+            json_decref(v);
+            rc = yfail(c, GR_ETOOBIG, c->last, "nesting deeper than %d levels", GR_YAML_MAX_DEPTH);
+            goto out;
+        }
+        if (json_array_append_new(tmp, v) != 0) {
+            rc = yfail(c, GR_ENOMEM, c->last, "out of memory");
+            goto out;
+        }
+        if (je.position <= 0)
+            goto out;
         off += (size_t)je.position;
         while (off < len && json_ws(buf[off]))
             off++;
     }
     if (json_array_extend(docs, tmp) != 0)
-        goto no;
+        rc = yfail(c, GR_ENOMEM, c->last, "out of memory");
+    else
+        rc = 1;
+out:
     json_decref(tmp);
-    return true;
-no:
-    json_decref(tmp);
-    return false;
+    return rc;
 }
 
 static int load(const char *buf, size_t len, const char *name, json_t **out_docs, gr_err *err)
@@ -947,8 +964,8 @@ static int load(const char *buf, size_t len, const char *name, json_t **out_docs
 
     if (check_text(c, buf, len) != GR_OK)
         goto out;
-    if (load_json_stream(buf, len, docs))
-        goto out;
+    if (load_json_stream(c, buf, len, docs) != 0)
+        goto out; /* JSON handled it, or failed for good (c->rc says) */
 
     struct fy_event *e;
     bool in_doc = false;

@@ -45,6 +45,18 @@
  *  - single-quoted scalars are decoded by gr_yaml itself ('' and line
  *    folding per YAML 1.2): libfyaml 0.7.12 mis-decodes runs of '' and leaks.
  *
+ * JSON input (first significant byte '{' or '[') is parsed as a stream of
+ * JSON values by jansson first, as kubectl does; the values are the same the
+ * YAML path gives. Anything jansson rejects is parsed as YAML, so errors
+ * carry YAML positions.
+ *
+ * Memory: libfyaml 0.7.12 buffers every token of a flow collection that
+ * could still be a mapping key (a top-level or sequence-item [..]/{..} up to
+ * its line end, and any depth of unclosed flow nesting), about 200 bytes per
+ * token. Pathological flow-style YAML can therefore use ~100x its size in
+ * memory before the depth cap stops it; JSON input does not (fast path).
+ * Pass a small max_bytes for untrusted YAML files.
+ *
  * Differences from kubectl (sigs.k8s.io/yaml, YAML 1.1 resolution) that
  * follow from the 1.2 core schema: yes/no/on/off/y/n stay strings, 0644 is
  * the decimal 644 (write 0o644 for octal), 1_000 is a string.

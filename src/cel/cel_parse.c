@@ -1147,6 +1147,18 @@ static cel_node *parse_member(parser *p, bool neg_literal)
     return e;
 }
 
+/* A member, or a negative number literal: the grammar's literal carries an
+ * optional sign (`!-1` is `!` applied to the literal -1). */
+static cel_node *parse_member_signed(parser *p)
+{
+    int nt = peek_at(p, 1)->t;
+    if (cur(p)->t == '-' && (nt == T_INT || nt == T_DOUBLE)) {
+        p->pos++;
+        return parse_member(p, true);
+    }
+    return parse_member(p, false);
+}
+
 static cel_node *parse_unary(parser *p)
 {
     tok *t = cur(p);
@@ -1158,12 +1170,22 @@ static cel_node *parse_unary(parser *p)
             count++;
             p->pos++;
         }
-        bool fold = op == '-' && (cur(p)->t == T_INT || cur(p)->t == T_DOUBLE);
+        /* As cel-go, cel-cpp and cel-es do, an even run of `!` or `-` is
+         * elided and an odd run applies the operator once: `!!x` is `x`,
+         * `--5` is 5, `---x` is `-x`. A single remaining `-` before a number
+         * folds into the literal (`-9223372036854775808` is in range). */
+        if (op == '!') {
+            cel_node *e = parse_member_signed(p);
+            if (count % 2 == 1 && e)
+                e = mk_call(p, F_NOT, offs0 + count - 1, e, NULL);
+            return e;
+        }
+        if (count % 2 == 0)
+            return parse_member(p, false);
+        bool fold = cur(p)->t == T_INT || cur(p)->t == T_DOUBLE;
         cel_node *e = parse_member(p, fold);
-        if (fold)
-            count--;
-        for (size_t i = 0; i < count && e; i++)
-            e = mk_call(p, op == '!' ? F_NOT : F_NEG, offs0 + (count - 1 - i), e, NULL);
+        if (!fold && e)
+            e = mk_call(p, F_NEG, offs0 + count - 1, e, NULL);
         return e;
     }
     return parse_member(p, false);

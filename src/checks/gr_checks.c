@@ -271,9 +271,8 @@ void gr_checks_event_set(gr_checks_event *ev, const char *check_name, int health
     va_end(ap);
 }
 
-void gr_checks_event_view(const gr_checks_event *ev, const char *agent,
-                          const char *component_class, const char *node,
-                          gr_health_strategy strategy, const char **code_slot,
+void gr_checks_event_view(const gr_checks_event *ev, const char *agent, const char *component_class,
+                          const char *node, gr_health_strategy strategy, const char **code_slot,
                           gr_health_entity *entity_slot, gr_health_event *out)
 {
     gr_health_event_init(out);
@@ -319,8 +318,8 @@ static int parse_common(gr_checks_getenv env, void *ctx, char *node, size_t node
     return gr_health_strategy_parse(env_get(env, ctx, "PROCESSING_STRATEGY"), strategy, err);
 }
 
-int gr_checks_loopback_config_parse(gr_checks_getenv env, void *ctx,
-                                    gr_checks_loopback_config *cfg, gr_err *err)
+int gr_checks_loopback_config_parse(gr_checks_getenv env, void *ctx, gr_checks_loopback_config *cfg,
+                                    gr_err *err)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->threshold_gbps = 150.0;
@@ -374,8 +373,7 @@ int gr_checks_loopback_verdict(const gr_checks_loopback_config *cfg, const gr_ch
 }
 
 int gr_checks_allreduce_config_parse(gr_checks_getenv env, void *ctx,
-                                     gr_checks_allreduce_config *cfg, int *gang_error,
-                                     gr_err *err)
+                                     gr_checks_allreduce_config *cfg, int *gang_error, gr_err *err)
 {
     memset(cfg, 0, sizeof *cfg);
     *gang_error = 0;

@@ -42,11 +42,13 @@ enum {
 #define GR_CHECKS_MSG_BAD_SIZE   "Invalid size format: %s. Use G/GB or M/MB suffix."
 
 #define GR_CHECKS_MSG_LOOPBACK_ERROR "NCCL loopback test failed: %s"
-#define GR_CHECKS_MSG_LOOPBACK_SKIP                                                                \
-    "NCCL all-reduce completed successfully with bus bandwidth %.2f GB/s (threshold check skipped)"
-#define GR_CHECKS_MSG_BW_BELOW "NCCL all-reduce bus bandwidth %.2f GB/s is below threshold %.2f GB/s"
-#define GR_CHECKS_MSG_BW_MEETS "NCCL all-reduce bus bandwidth %.2f GB/s meets threshold %.2f GB/s"
-#define GR_CHECKS_MSG_INIT_FAILED "Failed to initialize NCCL: %s"
+#define GR_CHECKS_MSG_LOOPBACK_SKIP                                                         \
+    "NCCL all-reduce completed successfully with bus bandwidth %.2f GB/s (threshold check " \
+    "skipped)"
+#define GR_CHECKS_MSG_BW_BELOW \
+    "NCCL all-reduce bus bandwidth %.2f GB/s is below threshold %.2f GB/s"
+#define GR_CHECKS_MSG_BW_MEETS     "NCCL all-reduce bus bandwidth %.2f GB/s meets threshold %.2f GB/s"
+#define GR_CHECKS_MSG_INIT_FAILED  "Failed to initialize NCCL: %s"
 #define GR_CHECKS_MSG_BENCH_FAILED "NCCL all-reduce benchmark failed: %s"
 #define GR_CHECKS_MSG_GANG_TIMEOUT "Gang formation timeout after %ds"
 #define GR_CHECKS_MSG_NOT_IN_PEERS "Pod %s not found in peers list"
@@ -105,8 +107,8 @@ typedef struct gr_checks_event {
     int is_healthy;
     gr_health_action action;
     char message[1024];
-    char error_code[64];              /* "" = none */
-    char entity_uuid[96];             /* GPU_UUID entity, "" = none */
+    char error_code[64];  /* "" = none */
+    char entity_uuid[96]; /* GPU_UUID entity, "" = none */
 } gr_checks_event;
 
 void gr_checks_event_set(gr_checks_event *ev, const char *check_name, int healthy, int fatal,
@@ -115,9 +117,8 @@ void gr_checks_event_set(gr_checks_event *ev, const char *check_name, int health
 
 /* View `ev` as a gr_health_event (borrowing ev, agent, component_class and
  * node; codes/entity storage provided by the caller). */
-void gr_checks_event_view(const gr_checks_event *ev, const char *agent,
-                          const char *component_class, const char *node,
-                          gr_health_strategy strategy, const char **code_slot,
+void gr_checks_event_view(const gr_checks_event *ev, const char *agent, const char *component_class,
+                          const char *node, gr_health_strategy strategy, const char **code_slot,
                           gr_health_entity *entity_slot, gr_health_event *out);
 
 /* STORE_ONLY gate: a test-stage exit code becomes 0 under STORE_ONLY. */
@@ -137,8 +138,8 @@ typedef struct gr_checks_loopback_config {
 } gr_checks_loopback_config;
 
 /* GR_EINVAL naming the variable (a configuration error: exit 2, no event). */
-int gr_checks_loopback_config_parse(gr_checks_getenv env, void *ctx,
-                                    gr_checks_loopback_config *cfg, gr_err *err);
+int gr_checks_loopback_config_parse(gr_checks_getenv env, void *ctx, gr_checks_loopback_config *cfg,
+                                    gr_err *err);
 
 typedef struct gr_checks_bw {
     uint64_t bytes;
@@ -160,15 +161,15 @@ typedef struct gr_checks_allreduce_config {
     double threshold_gbps; /* BW_THRESHOLD_GBPS, default 100 */
     int skip_bw_check;     /* SKIP_BANDWIDTH_CHECK: true/1/yes */
     uint64_t sizes[GR_CHECKS_MAX_SIZES];
-    size_t n_sizes;        /* MESSAGE_SIZES, default 4G,8G */
-    int iters;             /* BENCHMARK_ITERS >= 1, default 20 */
-    int warmup_iters;      /* WARMUP_ITERS >= 0, default 5 */
-    int op;                /* NCCL_REDUCE_OP, default sum */
-    char pod_name[256];    /* POD_NAME, required */
-    char node_name[256];   /* NODE_NAME, required */
-    char gang_dir[1024];   /* GANG_CONFIG_DIR, default /etc/preflight */
-    int gang_timeout_s;    /* GANG_TIMEOUT_SECONDS, default 600 */
-    int gpus_per_node;     /* NPROCS_PER_NODE, 0 = all visible GPUs */
+    size_t n_sizes;          /* MESSAGE_SIZES, default 4G,8G */
+    int iters;               /* BENCHMARK_ITERS >= 1, default 20 */
+    int warmup_iters;        /* WARMUP_ITERS >= 0, default 5 */
+    int op;                  /* NCCL_REDUCE_OP, default sum */
+    char pod_name[256];      /* POD_NAME, required */
+    char node_name[256];     /* NODE_NAME, required */
+    char gang_dir[1024];     /* GANG_CONFIG_DIR, default /etc/preflight */
+    int gang_timeout_s;      /* GANG_TIMEOUT_SECONDS, default 600 */
+    int gpus_per_node;       /* NPROCS_PER_NODE, 0 = all visible GPUs */
     int bootstrap_timeout_s; /* BOOTSTRAP_TIMEOUT_SECONDS, default 300 */
     gr_health_strategy strategy;
 } gr_checks_allreduce_config;
@@ -176,8 +177,7 @@ typedef struct gr_checks_allreduce_config {
 /* GR_EINVAL naming the variable. A missing POD_NAME is reported with
  * *gang_error = 1 (a gang configuration error, NCCL_GANG_CONFIG_ERROR). */
 int gr_checks_allreduce_config_parse(gr_checks_getenv env, void *ctx,
-                                     gr_checks_allreduce_config *cfg, int *gang_error,
-                                     gr_err *err);
+                                     gr_checks_allreduce_config *cfg, int *gang_error, gr_err *err);
 
 /* The verdict over the per-size results (busbw each). Reported value = the
  * minimum busbw; pass iff every size meets the threshold or the check is

@@ -27,8 +27,8 @@ static uint16_t get16(const unsigned char *p)
     return (uint16_t)(((unsigned)p[0] << 8) | p[1]);
 }
 
-int gr_checks_boot_encode(const gr_checks_boot_msg *m, unsigned char *buf, size_t cap,
-                          size_t *len, gr_err *err)
+int gr_checks_boot_encode(const gr_checks_boot_msg *m, unsigned char *buf, size_t cap, size_t *len,
+                          gr_err *err)
 {
     unsigned char pl[GR_CHECKS_BOOT_MAX_PAYLOAD];
     size_t n = 0;

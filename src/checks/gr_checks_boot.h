@@ -35,19 +35,19 @@ enum { GR_CHECKS_BOOT_HELLO = 1, GR_CHECKS_BOOT_ID = 2, GR_CHECKS_BOOT_ERROR = 3
 
 typedef struct gr_checks_boot_msg {
     int type;
-    uint32_t node_rank;     /* HELLO */
-    uint32_t nnodes;        /* HELLO, ID */
-    uint32_t gpus_per_node; /* HELLO, ID */
-    uint32_t world_size;    /* ID */
-    char gang_id[256];      /* HELLO */
+    uint32_t node_rank;                        /* HELLO */
+    uint32_t nnodes;                           /* HELLO, ID */
+    uint32_t gpus_per_node;                    /* HELLO, ID */
+    uint32_t world_size;                       /* ID */
+    char gang_id[256];                         /* HELLO */
     unsigned char id[GR_CHECKS_BOOT_ID_BYTES]; /* ID */
-    char error[512];        /* ERROR */
+    char error[512];                           /* ERROR */
 } gr_checks_boot_msg;
 
 /* Encode into buf (cap bytes); *len = frame length. GR_EINVAL for an
  * unknown type or over-long strings, GR_ETOOBIG if cap is too small. */
-int gr_checks_boot_encode(const gr_checks_boot_msg *m, unsigned char *buf, size_t cap,
-                          size_t *len, gr_err *err);
+int gr_checks_boot_encode(const gr_checks_boot_msg *m, unsigned char *buf, size_t cap, size_t *len,
+                          gr_err *err);
 
 /* Decode the first frame of buf[0..len). GR_OK: *m filled and *consumed set.
  * GR_EAGAIN: need more bytes. GR_EPARSE: bad magic, type, length or content
@@ -67,14 +67,14 @@ typedef int (*gr_checks_boot_make_id)(void *ctx, unsigned char id[GR_CHECKS_BOOT
  * Peers that disagree get an ERROR and the call fails. GR_ETIMEDOUT past
  * timeout_ms, GR_EIO, GR_EINVAL (mismatch, message names it), GR_ECANCELED
  * when *stop becomes non-zero. */
-int gr_checks_boot_serve(const char *addr, int port, const gr_checks_boot_msg *self,
-                         int timeout_ms, gr_checks_boot_make_id make_id, void *ctx,
-                         volatile int *stop, gr_checks_boot_msg *out, gr_err *err);
+int gr_checks_boot_serve(const char *addr, int port, const gr_checks_boot_msg *self, int timeout_ms,
+                         gr_checks_boot_make_id make_id, void *ctx, volatile int *stop,
+                         gr_checks_boot_msg *out, gr_err *err);
 
 /* Other nodes: connect to addr:port (retrying until timeout_ms while rank 0
  * is not listening yet), send `hello`, wait for ID (GR_OK, *out) or ERROR
  * (GR_EINVAL with the server's message). */
-int gr_checks_boot_join(const char *addr, int port, const gr_checks_boot_msg *hello,
-                        int timeout_ms, volatile int *stop, gr_checks_boot_msg *out, gr_err *err);
+int gr_checks_boot_join(const char *addr, int port, const gr_checks_boot_msg *hello, int timeout_ms,
+                        volatile int *stop, gr_checks_boot_msg *out, gr_err *err);
 
 #endif

@@ -72,8 +72,7 @@ static int resolve(const char *addr, int port, int passive, struct addrinfo **re
     snprintf(ps, sizeof ps, "%d", port);
     int rc = getaddrinfo(addr, ps, &hints, res);
     if (rc != 0)
-        return gr_err_set(err, GR_EIO, "bootstrap: cannot resolve %s: %s", addr,
-                          gai_strerror(rc));
+        return gr_err_set(err, GR_EIO, "bootstrap: cannot resolve %s: %s", addr, gai_strerror(rc));
     return GR_OK;
 }
 
@@ -85,9 +84,9 @@ typedef struct client {
     uint32_t rank;
 } client;
 
-int gr_checks_boot_serve(const char *addr, int port, const gr_checks_boot_msg *self,
-                         int timeout_ms, gr_checks_boot_make_id make_id, void *ctx,
-                         volatile int *stop, gr_checks_boot_msg *out, gr_err *err)
+int gr_checks_boot_serve(const char *addr, int port, const gr_checks_boot_msg *self, int timeout_ms,
+                         gr_checks_boot_make_id make_id, void *ctx, volatile int *stop,
+                         gr_checks_boot_msg *out, gr_err *err)
 {
     uint32_t need = self->nnodes > 0 ? self->nnodes - 1 : 0;
     struct addrinfo *res;
@@ -187,12 +186,11 @@ int gr_checks_boot_serve(const char *addr, int port, const gr_checks_boot_msg *s
                 snprintf(why, sizeof why, "bootstrap: gang_id \"%s\" is not this gang (\"%s\")",
                          m.gang_id, self->gang_id);
             else if (m.nnodes != self->nnodes)
-                snprintf(why, sizeof why,
-                         "bootstrap: node %u expects %u nodes, rank 0 expects %u", m.node_rank,
-                         m.nnodes, self->nnodes);
+                snprintf(why, sizeof why, "bootstrap: node %u expects %u nodes, rank 0 expects %u",
+                         m.node_rank, m.nnodes, self->nnodes);
             else if (m.node_rank == 0 || m.node_rank >= self->nnodes)
-                snprintf(why, sizeof why, "bootstrap: node rank %u out of range 1..%u",
-                         m.node_rank, self->nnodes - 1);
+                snprintf(why, sizeof why, "bootstrap: node rank %u out of range 1..%u", m.node_rank,
+                         self->nnodes - 1);
             else if (seen[m.node_rank])
                 snprintf(why, sizeof why, "bootstrap: two nodes claim rank %u", m.node_rank);
             else if (m.gpus_per_node != self->gpus_per_node)
@@ -249,8 +247,8 @@ int gr_checks_boot_serve(const char *addr, int port, const gr_checks_boot_msg *s
     return rc;
 }
 
-int gr_checks_boot_join(const char *addr, int port, const gr_checks_boot_msg *hello,
-                        int timeout_ms, volatile int *stop, gr_checks_boot_msg *out, gr_err *err)
+int gr_checks_boot_join(const char *addr, int port, const gr_checks_boot_msg *hello, int timeout_ms,
+                        volatile int *stop, gr_checks_boot_msg *out, gr_err *err)
 {
     int64_t deadline = mono_ms() + timeout_ms;
     int fd = -1;

@@ -326,8 +326,7 @@ int gr_checks_dcgm_map_parse(const char *text, size_t len, gr_checks_dcgm_map *m
         while (a < text + e && isspace((unsigned char)*a))
             a++;
         size_t al = (size_t)(text + e - a);
-        if (nl == 0 || nl >= sizeof map->rows[0].name || al == 0 || al >= 64 ||
-            memchr(a, ',', al))
+        if (nl == 0 || nl >= sizeof map->rows[0].name || al == 0 || al >= 64 || memchr(a, ',', al))
             return gr_err_set(err, GR_EPARSE, "mapping table line %zu: want NAME,ACTION", line);
         char action[64];
         memcpy(action, a, al);
@@ -360,8 +359,7 @@ int gr_checks_dcgm_map_lookup(const gr_checks_dcgm_map *map, const char *name,
     return 0;
 }
 
-static const gr_checks_dcgm_gpu *find_gpu(const gr_checks_dcgm_gpu *gpus, size_t n,
-                                          unsigned int id)
+static const gr_checks_dcgm_gpu *find_gpu(const gr_checks_dcgm_gpu *gpus, size_t n, unsigned int id)
 {
     for (size_t i = 0; i < n; i++)
         if (gpus[i].gpu_id == id)
@@ -369,9 +367,9 @@ static const gr_checks_dcgm_gpu *find_gpu(const gr_checks_dcgm_gpu *gpus, size_t
     return NULL;
 }
 
-void gr_checks_dcgm_events(const gr_dcgm_diag *diag, const gr_checks_dcgm_gpu *gpus,
-                           size_t n_gpus, const gr_checks_dcgm_map *map, gr_checks_event *events,
-                           size_t cap, size_t *n_events, int *any_fatal)
+void gr_checks_dcgm_events(const gr_dcgm_diag *diag, const gr_checks_dcgm_gpu *gpus, size_t n_gpus,
+                           const gr_checks_dcgm_map *map, gr_checks_event *events, size_t cap,
+                           size_t *n_events, int *any_fatal)
 {
     *n_events = 0;
     *any_fatal = 0;
@@ -395,7 +393,7 @@ void gr_checks_dcgm_events(const gr_dcgm_diag *diag, const gr_checks_dcgm_gpu *g
             if (code && !gr_checks_dcgm_map_lookup(map, code, &action))
                 action = GR_HEALTH_ACTION_CONTACT_SUPPORT;
             int fatal = r->status == GR_DCGM_FAIL && action != GR_HEALTH_ACTION_NONE;
-            const char *msg = r->msg[0] ? r->msg
+            const char *msg = r->msg[0]                   ? r->msg
                               : r->status == GR_DCGM_WARN ? "Test passed with warnings"
                                                           : "Test failed";
             gr_checks_event_set(ev, check, 0, fatal, action, code, "%s", msg);
@@ -414,10 +412,19 @@ void gr_checks_dcgm_status_event(const char *st_name, int attempts, gr_checks_ev
 }
 
 /* Per-GPU test names by index in dcgmDiagResponsePerGpu_v5.results[]. */
-static const char *const v10_tests[GR_DCGM_PER_GPU_TESTS] = {
-    "memory",      "diagnostic", "pcie",       "sm_stress", "targeted_stress",
-    "targeted_power", "memory_bandwidth", "memtest", "pulse_test", "eud",
-    NULL,          "cpu_eud",    NULL};
+static const char *const v10_tests[GR_DCGM_PER_GPU_TESTS] = {"memory",
+                                                             "diagnostic",
+                                                             "pcie",
+                                                             "sm_stress",
+                                                             "targeted_stress",
+                                                             "targeted_power",
+                                                             "memory_bandwidth",
+                                                             "memtest",
+                                                             "pulse_test",
+                                                             "eud",
+                                                             NULL,
+                                                             "cpu_eud",
+                                                             NULL};
 
 static int worse(int a, int b)
 {
@@ -428,8 +435,8 @@ static int worse(int a, int b)
     return rb > ra ? b : a;
 }
 
-static void first_error(const gr_dcgmDiagTestResult_v3 *t, int gpu, unsigned int *code,
-                        char *msg, size_t len)
+static void first_error(const gr_dcgmDiagTestResult_v3 *t, int gpu, unsigned int *code, char *msg,
+                        size_t len)
 {
     for (int k = 0; k < GR_DCGM_MAX_ERRORS; k++) {
         const gr_dcgmDiagErrorDetail_v2 *e = &t->error[k];

@@ -32,15 +32,15 @@
 #include "gr_err.h"
 #include "gr_gpu.h"
 
-#define GR_CHECKS_DCGM_DEFAULT_ADDR                                                                \
+#define GR_CHECKS_DCGM_DEFAULT_ADDR \
     "nvidia-dcgm-dra.gpu-operator.svc:5555,nvidia-dcgm.gpu-operator.svc:5555"
 #define GR_CHECKS_DCGM_MAX_ADDRS 8
 
 typedef struct gr_checks_dcgm_config {
     char addrs[GR_CHECKS_DCGM_MAX_ADDRS][256]; /* DCGM_HOSTENGINE_ADDR, in order */
     size_t n_addrs;
-    int level;              /* DCGM_DIAG_LEVEL 1..4, default 2 */
-    int retry_max;          /* DCGM_DIAG_STATUS_RETRY_MAX_ATTEMPTS >= 1, default 10 */
+    int level;               /* DCGM_DIAG_LEVEL 1..4, default 2 */
+    int retry_max;           /* DCGM_DIAG_STATUS_RETRY_MAX_ATTEMPTS >= 1, default 10 */
     double retry_interval_s; /* DCGM_DIAG_STATUS_RETRY_INTERVAL_SECONDS > 0, default 10 */
     char mapping_path[1024]; /* DCGM_ERROR_MAPPING_PATH, "" = the built-in table */
     char node_name[256];
@@ -86,9 +86,9 @@ typedef struct gr_checks_dcgm_gpu {
 
 /* Build the events for `diag` restricted to `gpus`. Writes at most `cap`
  * events, sets *n_events and *any_fatal. */
-void gr_checks_dcgm_events(const gr_dcgm_diag *diag, const gr_checks_dcgm_gpu *gpus,
-                           size_t n_gpus, const gr_checks_dcgm_map *map, gr_checks_event *events,
-                           size_t cap, size_t *n_events, int *any_fatal);
+void gr_checks_dcgm_events(const gr_dcgm_diag *diag, const gr_checks_dcgm_gpu *gpus, size_t n_gpus,
+                           const gr_checks_dcgm_map *map, gr_checks_event *events, size_t cap,
+                           size_t *n_events, int *any_fatal);
 
 /* The event for a DCGM_ST_* status that persisted through the retries:
  * unhealthy, not fatal, action NONE, errorCode [st_name], no entity. */

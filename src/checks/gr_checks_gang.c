@@ -109,8 +109,7 @@ static int parse_peer_line(const char *line, size_t n, gr_checks_gang_peer *p)
     if (nf >= 3) {
         char r[32];
         long v;
-        if (copy_trim(r, sizeof r, f[2], fl[2]) &&
-            gr_checks_parse_long(r, 0, 1000000, &v) == GR_OK)
+        if (copy_trim(r, sizeof r, f[2], fl[2]) && gr_checks_parse_long(r, 0, 1000000, &v) == GR_OK)
             p->rank = (int)v;
     }
     if (nf == 4) {
@@ -134,9 +133,8 @@ int gr_checks_gang_parse(const gr_checks_gang_files *f, gr_checks_gang *out, gr_
     }
     if (f->gang_id)
         copy_trim(out->gang_id, sizeof out->gang_id, f->gang_id, strlen(f->gang_id));
-    if (f->master_addr &&
-        !copy_trim(out->master_addr, sizeof out->master_addr, f->master_addr,
-                   strlen(f->master_addr)))
+    if (f->master_addr && !copy_trim(out->master_addr, sizeof out->master_addr, f->master_addr,
+                                     strlen(f->master_addr)))
         return gr_err_set(err, GR_EINVAL, "gang ConfigMap key master_addr is too long");
     if (f->master_port) {
         char buf[32];

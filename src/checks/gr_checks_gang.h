@@ -28,8 +28,8 @@
 
 #include "gr_err.h"
 
-#define GR_CHECKS_GANG_FILE_MAX  ((size_t)4 << 20)
-#define GR_CHECKS_GANG_MAX_PEERS 4096
+#define GR_CHECKS_GANG_FILE_MAX     ((size_t)4 << 20)
+#define GR_CHECKS_GANG_MAX_PEERS    4096
 #define GR_CHECKS_GANG_DEFAULT_PORT 29500
 
 typedef struct gr_checks_gang_files {
@@ -45,9 +45,9 @@ void gr_checks_gang_files_free(gr_checks_gang_files *f);
 typedef struct gr_checks_gang_peer {
     char name[256];
     char ip[64];
-    int rank;          /* -1 when absent or not a number */
-    int has_checks;    /* 4-field line */
-    char checks[512];  /* normalized: trimmed, sorted, comma-joined */
+    int rank;         /* -1 when absent or not a number */
+    int has_checks;   /* 4-field line */
+    char checks[512]; /* normalized: trimmed, sorted, comma-joined */
 } gr_checks_gang_peer;
 
 typedef struct gr_checks_gang {
@@ -55,7 +55,7 @@ typedef struct gr_checks_gang {
     int expected_invalid; /* expected_count present but not a whole number */
     char gang_id[256];
     char master_addr[256];
-    int master_port;      /* default 29500 */
+    int master_port; /* default 29500 */
     gr_checks_gang_peer *peers;
     size_t n_peers;
     size_t skipped_lines; /* malformed peer lines */

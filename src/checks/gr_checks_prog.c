@@ -38,8 +38,7 @@ int gr_checks_config_error(const char *module, const gr_err *err, int code)
 }
 
 int gr_checks_publish(gr_health_publisher *pub, const gr_checks_event *ev, const char *agent,
-                      const char *component_class, const char *node,
-                      gr_health_strategy strategy)
+                      const char *component_class, const char *node, gr_health_strategy strategy)
 {
     const char *code;
     gr_health_entity ent;
@@ -69,23 +68,23 @@ int gr_checks_finish(const char *module, int code, gr_health_strategy strategy)
     return out;
 }
 
-#define CU(call, what)                                                                             \
-    do {                                                                                           \
-        int rc_ = (call);                                                                          \
-        if (rc_ != 0) {                                                                            \
-            snprintf(errbuf, errlen, "%s failed: %s (%d)", what, gpu->cuda->error_string(rc_),     \
-                     rc_);                                                                         \
-            goto out;                                                                              \
-        }                                                                                          \
+#define CU(call, what)                                                                         \
+    do {                                                                                       \
+        int rc_ = (call);                                                                      \
+        if (rc_ != 0) {                                                                        \
+            snprintf(errbuf, errlen, "%s failed: %s (%d)", what, gpu->cuda->error_string(rc_), \
+                     rc_);                                                                     \
+            goto out;                                                                          \
+        }                                                                                      \
     } while (0)
-#define NC(call, what)                                                                             \
-    do {                                                                                           \
-        int rc_ = (call);                                                                          \
-        if (rc_ != 0) {                                                                            \
-            snprintf(errbuf, errlen, "%s failed: %s (%d)", what, gpu->nccl->error_string(rc_),     \
-                     rc_);                                                                         \
-            goto out;                                                                              \
-        }                                                                                          \
+#define NC(call, what)                                                                         \
+    do {                                                                                       \
+        int rc_ = (call);                                                                      \
+        if (rc_ != 0) {                                                                        \
+            snprintf(errbuf, errlen, "%s failed: %s (%d)", what, gpu->nccl->error_string(rc_), \
+                     rc_);                                                                     \
+            goto out;                                                                          \
+        }                                                                                      \
     } while (0)
 
 int gr_checks_loopback_run(const gr_gpu *gpu, int ndev, uint64_t bytes, int warmup, int iters,
@@ -232,8 +231,8 @@ out:
     return NULL;
 }
 
-int gr_checks_allreduce_run(const gr_gpu *gpu, const gr_gpu_nccl_id *id, int node_rank,
-                            int nnodes, int gpus_per_node, const gr_checks_allreduce_config *cfg,
+int gr_checks_allreduce_run(const gr_gpu *gpu, const gr_gpu_nccl_id *id, int node_rank, int nnodes,
+                            int gpus_per_node, const gr_checks_allreduce_config *cfg,
                             gr_checks_bw *out, char *errbuf, size_t errlen)
 {
     static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;

@@ -29,8 +29,7 @@ int gr_checks_config_error(const char *module, const gr_err *err, int code);
 
 /* Publish one event; logs the outcome. GR_OK iff delivered. */
 int gr_checks_publish(gr_health_publisher *pub, const gr_checks_event *ev, const char *agent,
-                      const char *component_class, const char *node,
-                      gr_health_strategy strategy);
+                      const char *component_class, const char *node, gr_health_strategy strategy);
 
 /* Apply the STORE_ONLY gate, logging GR_CHECKS_MSG_STORE_ONLY when it turns a
  * failure into 0. */
@@ -48,8 +47,8 @@ int gr_checks_loopback_run(const gr_gpu *gpu, int ndev, uint64_t bytes, int warm
  * Returns GR_OK with out[n_sizes] (slowest local GPU per size), or
  * GR_ENOTFOUND (init failed: "Failed to initialize NCCL" case) / GR_EIO
  * (benchmark failed) with a message in errbuf, GR_ECANCELED on a signal. */
-int gr_checks_allreduce_run(const gr_gpu *gpu, const gr_gpu_nccl_id *id, int node_rank,
-                            int nnodes, int gpus_per_node, const gr_checks_allreduce_config *cfg,
+int gr_checks_allreduce_run(const gr_gpu *gpu, const gr_gpu_nccl_id *id, int node_rank, int nnodes,
+                            int gpus_per_node, const gr_checks_allreduce_config *cfg,
                             gr_checks_bw *out, char *errbuf, size_t errlen);
 
 #endif

@@ -16,7 +16,8 @@
 
 #include <stdint.h>
 
-#define GR_DCGM_MAKE_VERSION(type, ver) ((unsigned int)(sizeof(type) | ((unsigned long)(ver) << 24U)))
+#define GR_DCGM_MAKE_VERSION(type, ver) \
+    ((unsigned int)(sizeof(type) | ((unsigned long)(ver) << 24U)))
 
 typedef uintptr_t gr_dcgmHandle_t;
 typedef uintptr_t gr_dcgmGpuGrp_t;
@@ -131,7 +132,12 @@ typedef struct {
 #define GR_DCGM_DEVICE_ATTRIBUTES_V3    GR_DCGM_MAKE_VERSION(gr_dcgmDeviceAttributes_v3, 3)
 
 /* dcgmDiagnosticLevel_t */
-enum { GR_DCGM_LVL_SHORT = 10, GR_DCGM_LVL_MED = 20, GR_DCGM_LVL_LONG = 30, GR_DCGM_LVL_XLONG = 40 };
+enum {
+    GR_DCGM_LVL_SHORT = 10,
+    GR_DCGM_LVL_MED = 20,
+    GR_DCGM_LVL_LONG = 30,
+    GR_DCGM_LVL_XLONG = 40
+};
 /* dcgmGroupType_t */
 enum { GR_DCGM_GROUP_EMPTY = 1 };
 

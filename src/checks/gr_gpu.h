@@ -98,7 +98,7 @@ typedef struct gr_gpu_nvml {
 
 /* --- DCGM ---------------------------------------------------------------- */
 
-#define GR_DCGM_MAX_GPUS      32  /* DCGM_MAX_NUM_DEVICES */
+#define GR_DCGM_MAX_GPUS      32 /* DCGM_MAX_NUM_DEVICES */
 #define GR_DCGM_TEST_NAME_MAX 64
 #define GR_DCGM_MSG_MAX       512
 #define GR_DCGM_MAX_RESULTS   512

@@ -25,13 +25,13 @@ static int sym(void *lib, const char *libname, const char *name, void **slot, gr
     return GR_OK;
 }
 
-#define SYM(lib, libname, fn, name)                                                                \
-    do {                                                                                           \
-        void *p_ = NULL;                                                                                \
-        int rc_ = sym(lib, libname, name, &p_, err);                                               \
-        if (rc_ != GR_OK)                                                                          \
-            return rc_;                                                                            \
-        memcpy(&(fn), &p_, sizeof p_);                                                             \
+#define SYM(lib, libname, fn, name)                  \
+    do {                                             \
+        void *p_ = NULL;                             \
+        int rc_ = sym(lib, libname, name, &p_, err); \
+        if (rc_ != GR_OK)                            \
+            return rc_;                              \
+        memcpy(&(fn), &p_, sizeof p_);               \
     } while (0)
 
 static const char *const cuda_names[] = {"libcuda.so.1", "libcuda.so", NULL};
@@ -78,13 +78,16 @@ static int open_lib(gr_gpu_lib which, const char *override, void **out, const ch
     static const char *const fix[] = {
         "",
         "the NVIDIA driver must be mounted into the container (NVIDIA container toolkit)",
-        "install NCCL (libnccl2, or pip nvidia-nccl-cu12) or set LD_LIBRARY_PATH / "
-        "GR_NCCL_LIBRARY",
+        ("install NCCL (libnccl2, or pip nvidia-nccl-cu12) or set LD_LIBRARY_PATH / "
+         "GR_NCCL_LIBRARY"),
         "",
         "the NVIDIA driver must be mounted into the container (NVIDIA container toolkit)",
-        "", "", "", "install DCGM 4 (datacenter-gpu-manager-4-core) in the image"};
-    return gr_err_set(err, GR_ENOTFOUND, "cannot load %s: %s; %s", gr_gpu_lib_names(which)[0],
-                      why, fix[which]);
+        "",
+        "",
+        "",
+        "install DCGM 4 (datacenter-gpu-manager-4-core) in the image"};
+    return gr_err_set(err, GR_ENOTFOUND, "cannot load %s: %s; %s", gr_gpu_lib_names(which)[0], why,
+                      fix[which]);
 }
 
 /* --- CUDA ------------------------------------------------------------------ */
@@ -191,10 +194,9 @@ static int64_t c_now(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static const gr_gpu_cuda cuda_table = {c_init,         c_count,         c_set_device,
-                                       c_release_device, c_alloc,       c_free,
-                                       c_memset,       c_stream_create, c_stream_sync,
-                                       c_stream_destroy, c_error_string, c_now};
+static const gr_gpu_cuda cuda_table = {
+    c_init,   c_count,         c_set_device,  c_release_device, c_alloc,        c_free,
+    c_memset, c_stream_create, c_stream_sync, c_stream_destroy, c_error_string, c_now};
 
 static int load_cuda(gr_err *err)
 {
@@ -283,8 +285,8 @@ static const char *n_error_string(int rc)
     const char *s = nc.ncclGetErrorString ? nc.ncclGetErrorString(rc) : NULL;
     return s ? s : "unknown NCCL error";
 }
-static const gr_gpu_nccl nccl_table = {n_version, n_unique, n_init_rank, n_init_all,
-                                       n_destroy, n_abort,  n_allreduce, n_gstart,
+static const gr_gpu_nccl nccl_table = {n_version, n_unique,      n_init_rank, n_init_all,
+                                       n_destroy, n_abort,       n_allreduce, n_gstart,
                                        n_gend,    n_error_string};
 
 static int load_nccl(gr_err *err)
@@ -465,10 +467,9 @@ static const char *d_error_string(int rc)
     s = gr_checks_dcgm_st_name(rc);
     return s ? s : "unknown DCGM error";
 }
-static const gr_gpu_dcgm dcgm_table = {d_init,       d_connect,      d_disconnect,
-                                       d_gpu_ids,    d_gpu_uuid,     d_group_create,
-                                       d_group_add,  d_group_destroy, d_run_diag,
-                                       d_stop_diag,  d_error_string};
+static const gr_gpu_dcgm dcgm_table = {d_init,     d_connect,      d_disconnect,  d_gpu_ids,
+                                       d_gpu_uuid, d_group_create, d_group_add,   d_group_destroy,
+                                       d_run_diag, d_stop_diag,    d_error_string};
 
 static int load_dcgm(gr_err *err)
 {

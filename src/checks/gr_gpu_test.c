@@ -129,10 +129,9 @@ static int64_t t_c_now(void)
 {
     return vclock;
 }
-static const gr_gpu_cuda t_cuda = {t_c_init,      t_c_count,         t_c_set_device,
-                                   t_c_release,   t_c_alloc,         t_c_free,
-                                   t_c_memset,    t_c_stream_create, t_c_stream_sync,
-                                   t_c_stream_destroy, t_c_error_string, t_c_now};
+static const gr_gpu_cuda t_cuda = {
+    t_c_init,   t_c_count,         t_c_set_device,  t_c_release,        t_c_alloc,        t_c_free,
+    t_c_memset, t_c_stream_create, t_c_stream_sync, t_c_stream_destroy, t_c_error_string, t_c_now};
 
 /* --- NCCL ------------------------------------------------------------------ */
 
@@ -243,8 +242,7 @@ static int t_n_destroy(void *c)
     free(c);
     return 0;
 }
-static int t_n_allreduce(const void *s, void *r, size_t count, int dt, int op, void *comm,
-                         void *st)
+static int t_n_allreduce(const void *s, void *r, size_t count, int dt, int op, void *comm, void *st)
 {
     (void)s;
     (void)r;
@@ -289,8 +287,8 @@ static const char *t_n_error_string(int rc)
         return "NCCL error (test backend)";
     }
 }
-static const gr_gpu_nccl t_nccl = {t_n_version, t_n_unique, t_n_init_rank, t_n_init_all,
-                                   t_n_destroy, t_n_destroy, t_n_allreduce, t_n_noop,
+static const gr_gpu_nccl t_nccl = {t_n_version, t_n_unique,      t_n_init_rank, t_n_init_all,
+                                   t_n_destroy, t_n_destroy,     t_n_allreduce, t_n_noop,
                                    t_n_noop,    t_n_error_string};
 
 /* --- NVML ------------------------------------------------------------------ */
@@ -321,8 +319,7 @@ static const char *t_v_error_string(int rc)
     (void)rc;
     return "NVML error (test backend)";
 }
-static const gr_gpu_nvml t_nvml = {t_v_init, t_v_shutdown, t_v_count, t_v_uuid,
-                                   t_v_error_string};
+static const gr_gpu_nvml t_nvml = {t_v_init, t_v_shutdown, t_v_count, t_v_uuid, t_v_error_string};
 
 /* --- DCGM ------------------------------------------------------------------ */
 
@@ -446,13 +443,11 @@ static int t_d_run_diag(uintptr_t h, uintptr_t g, int level, gr_dcgm_diag *out)
             break;
         gr_dcgm_result *res = &out->results[out->n++];
         memset(res, 0, sizeof *res);
-        snprintf(res->test, sizeof res->test, "%s",
-                 str_or(json_object_get(r, "test")));
+        snprintf(res->test, sizeof res->test, "%s", str_or(json_object_get(r, "test")));
         res->gpu_id = (unsigned int)json_integer_value(json_object_get(r, "gpu"));
         res->status = status_of(json_string_value(json_object_get(r, "status")));
         res->error_code = (unsigned int)json_integer_value(json_object_get(r, "code"));
-        snprintf(res->msg, sizeof res->msg, "%s",
-                 str_or(json_object_get(r, "msg")));
+        snprintf(res->msg, sizeof res->msg, "%s", str_or(json_object_get(r, "msg")));
     }
     return 0;
 }
@@ -468,18 +463,19 @@ static const char *t_d_error_string(int rc)
     (void)rc;
     return "DCGM error (test backend)";
 }
-static const gr_gpu_dcgm t_dcgm = {t_d_init,       t_d_connect,      t_d_disconnect,
-                                   t_d_gpu_ids,    t_d_gpu_uuid,     t_d_group_create,
-                                   t_d_group_add,  t_d_group_destroy, t_d_run_diag,
-                                   t_d_stop_diag,  t_d_error_string};
+static const gr_gpu_dcgm t_dcgm = {t_d_init,      t_d_connect,       t_d_disconnect,
+                                   t_d_gpu_ids,   t_d_gpu_uuid,      t_d_group_create,
+                                   t_d_group_add, t_d_group_destroy, t_d_run_diag,
+                                   t_d_stop_diag, t_d_error_string};
 
 int gr_gpu_load_test(unsigned int libs, const char *scenario_path, gr_gpu *out, gr_err *err)
 {
     memset(out, 0, sizeof *out);
     out->backend = "test";
     if (!scenario_path || !*scenario_path)
-        return gr_err_set(err, GR_EINVAL, "GR_GPU_BACKEND=test needs GR_GPU_SCENARIO (a JSON "
-                                          "file)");
+        return gr_err_set(err, GR_EINVAL,
+                          "GR_GPU_BACKEND=test needs GR_GPU_SCENARIO (a JSON "
+                          "file)");
     if (!scn) {
         json_error_t je;
         scn = json_load_file(scenario_path, 0, &je);

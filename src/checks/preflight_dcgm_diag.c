@@ -66,8 +66,7 @@ static int load_map(const gr_checks_dcgm_config *cfg, gr_checks_dcgm_map *map, g
     if (rc == GR_OK)
         rc = gr_checks_dcgm_map_parse(gr_buf_cstr(&b), b.len, map, err);
     else
-        gr_err_set(err, rc, "DCGM_ERROR_MAPPING_PATH %s is larger than 1 MiB",
-                   cfg->mapping_path);
+        gr_err_set(err, rc, "DCGM_ERROR_MAPPING_PATH %s is larger than 1 MiB", cfg->mapping_path);
     gr_buf_free(&b);
     if (rc != GR_OK)
         gr_err_prefix(err, "DCGM_ERROR_MAPPING_PATH %s: ", cfg->mapping_path);
@@ -87,8 +86,8 @@ static int failure(gr_health_publisher *pub, const gr_checks_dcgm_config *cfg, i
 {
     gr_log(GR_LOG_ERROR, MOD, "diagnostic failed", GR_KV_STR("error", msg), GR_KV_END);
     gr_checks_event ev;
-    gr_checks_event_set(&ev, GR_CHECKS_CHECK_DCGM, 0, fatal, GR_HEALTH_ACTION_CONTACT_SUPPORT,
-                        code, "%s", msg);
+    gr_checks_event_set(&ev, GR_CHECKS_CHECK_DCGM, 0, fatal, GR_HEALTH_ACTION_CONTACT_SUPPORT, code,
+                        "%s", msg);
     report(pub, &ev, cfg);
     gr_health_publisher_free(pub);
     return gr_checks_finish(MOD, GR_CHECKS_EXIT_FAIL, cfg->strategy);
@@ -218,8 +217,7 @@ int main(void)
         if (st == 0 || !gr_checks_dcgm_st_name(st))
             break;
         gr_log(GR_LOG_WARN, MOD, "DCGM status", GR_KV_STR("status", gr_checks_dcgm_st_name(st)),
-               GR_KV_INT("attempt", attempts), GR_KV_INT("max_attempts", cfg.retry_max),
-               GR_KV_END);
+               GR_KV_INT("attempt", attempts), GR_KV_INT("max_attempts", cfg.retry_max), GR_KV_END);
         if (attempts >= cfg.retry_max) {
             /* A stale diagnostic (e.g. left by a killed pod): stop it and
              * try once more. */

@@ -68,8 +68,7 @@ static int make_id(void *ctx, unsigned char id[GR_CHECKS_BOOT_ID_BYTES], gr_err 
     gr_gpu_nccl_id nid;
     int rc = gpu->nccl->get_unique_id(&nid);
     if (rc != 0)
-        return gr_err_set(err, GR_EIO, "ncclGetUniqueId failed: %s",
-                          gpu->nccl->error_string(rc));
+        return gr_err_set(err, GR_EIO, "ncclGetUniqueId failed: %s", gpu->nccl->error_string(rc));
     memcpy(id, nid.internal, GR_CHECKS_BOOT_ID_BYTES);
     return GR_OK;
 }
@@ -188,18 +187,16 @@ int main(void)
     if (rc == 0)
         rc = gpu.cuda->device_count(&ndev);
     if (rc != 0 || ndev <= 0) {
-        gr_checks_event_set(&ev, GR_CHECKS_CHECK_ALLREDUCE, 0, 1,
-                            GR_HEALTH_ACTION_CONTACT_SUPPORT, "NCCL_ALLREDUCE_INIT_FAILED",
-                            GR_CHECKS_MSG_INIT_FAILED,
+        gr_checks_event_set(&ev, GR_CHECKS_CHECK_ALLREDUCE, 0, 1, GR_HEALTH_ACTION_CONTACT_SUPPORT,
+                            "NCCL_ALLREDUCE_INIT_FAILED", GR_CHECKS_MSG_INIT_FAILED,
                             rc ? gpu.cuda->error_string(rc) : "no GPU visible to the container");
         return test_result(GR_CHECKS_EXIT_FAIL, &ev);
     }
     int gpn = cfg.gpus_per_node ? cfg.gpus_per_node : ndev;
     if (gpn > ndev) {
         snprintf(m, sizeof m, "NPROCS_PER_NODE=%d but only %d GPUs are visible", gpn, ndev);
-        gr_checks_event_set(&ev, GR_CHECKS_CHECK_ALLREDUCE, 0, 1,
-                            GR_HEALTH_ACTION_CONTACT_SUPPORT, "NCCL_ALLREDUCE_INIT_FAILED",
-                            GR_CHECKS_MSG_INIT_FAILED, m);
+        gr_checks_event_set(&ev, GR_CHECKS_CHECK_ALLREDUCE, 0, 1, GR_HEALTH_ACTION_CONTACT_SUPPORT,
+                            "NCCL_ALLREDUCE_INIT_FAILED", GR_CHECKS_MSG_INIT_FAILED, m);
         return test_result(GR_CHECKS_EXIT_FAIL, &ev);
     }
 
@@ -223,9 +220,9 @@ int main(void)
         return 128 + gr_checks_stop;
     }
     if (rc != GR_OK) {
-        gr_checks_event_set(&ev, GR_CHECKS_CHECK_ALLREDUCE, 0, 1,
-                            GR_HEALTH_ACTION_CONTACT_SUPPORT, "NCCL_ALLREDUCE_INIT_FAILED",
-                            GR_CHECKS_MSG_INIT_FAILED, err.msg); /* PF-234 */
+        gr_checks_event_set(&ev, GR_CHECKS_CHECK_ALLREDUCE, 0, 1, GR_HEALTH_ACTION_CONTACT_SUPPORT,
+                            "NCCL_ALLREDUCE_INIT_FAILED", GR_CHECKS_MSG_INIT_FAILED,
+                            err.msg); /* PF-234 */
         gr_log(GR_LOG_ERROR, MOD, "bootstrap failed", GR_KV_STR("error", err.msg), GR_KV_END);
         return test_result(GR_CHECKS_EXIT_FAIL, &ev);
     }
@@ -245,15 +242,13 @@ int main(void)
         return 128 + gr_checks_stop;
     }
     if (rc == GR_ENOTFOUND) {
-        gr_checks_event_set(&ev, GR_CHECKS_CHECK_ALLREDUCE, 0, 1,
-                            GR_HEALTH_ACTION_CONTACT_SUPPORT, "NCCL_ALLREDUCE_INIT_FAILED",
-                            GR_CHECKS_MSG_INIT_FAILED, why);
+        gr_checks_event_set(&ev, GR_CHECKS_CHECK_ALLREDUCE, 0, 1, GR_HEALTH_ACTION_CONTACT_SUPPORT,
+                            "NCCL_ALLREDUCE_INIT_FAILED", GR_CHECKS_MSG_INIT_FAILED, why);
         return test_result(GR_CHECKS_EXIT_FAIL, &ev);
     }
     if (rc != GR_OK) {
-        gr_checks_event_set(&ev, GR_CHECKS_CHECK_ALLREDUCE, 0, 1,
-                            GR_HEALTH_ACTION_CONTACT_SUPPORT, "NCCL_ALLREDUCE_TIMEOUT",
-                            GR_CHECKS_MSG_BENCH_FAILED, why);
+        gr_checks_event_set(&ev, GR_CHECKS_CHECK_ALLREDUCE, 0, 1, GR_HEALTH_ACTION_CONTACT_SUPPORT,
+                            "NCCL_ALLREDUCE_TIMEOUT", GR_CHECKS_MSG_BENCH_FAILED, why);
         return test_result(GR_CHECKS_EXIT_FAIL, &ev);
     }
     for (size_t s = 0; s < cfg.n_sizes; s++)

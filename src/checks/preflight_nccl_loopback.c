@@ -22,8 +22,7 @@ int main(void)
     if (gr_checks_loopback_config_parse(gr_checks_process_env, NULL, &cfg, &err) != GR_OK)
         return gr_checks_config_error(MOD, &err, GR_CHECKS_EXIT_CONFIG); /* PF-229, PF-243 */
     if (cfg.skip_invalid)
-        gr_log(GR_LOG_WARN, MOD, "SKIP_BANDWIDTH_CHECK is not a boolean; using false",
-               GR_KV_END);
+        gr_log(GR_LOG_WARN, MOD, "SKIP_BANDWIDTH_CHECK is not a boolean; using false", GR_KV_END);
     gr_health_publisher *pub;
     if (gr_health_publisher_from_env(&pub, &err) != GR_OK)
         return gr_checks_config_error(MOD, &err, GR_CHECKS_EXIT_CONFIG); /* PF-187 */

@@ -206,8 +206,8 @@ int gr_gang_peers_parse(const char *text, gr_gang_peers *out, gr_err *err)
             rank = strtol(r, &e, 10);
             if (!*r || *e || errno || rank < 0) {
                 rc = gr_err_set(err, GR_EPARSE,
-                                "peers line %zu: rank \"%s\" is not a non-negative integer",
-                                lineno, r);
+                                "peers line %zu: rank \"%s\" is not a non-negative integer", lineno,
+                                r);
                 break;
             }
         }
@@ -342,8 +342,7 @@ int gr_gang_spec_parse(const json_t *gd, gr_gang_spec *s, gr_err *err)
         (rc = get_strv(gd, "labelKeys", &s->label_keys, &s->n_label_keys, err)) != GR_OK ||
         (rc = get_str(gvr, "group", "gangDiscovery.podGroupGVR.", &s->group, err)) != GR_OK ||
         (rc = get_str(gvr, "version", "gangDiscovery.podGroupGVR.", &s->version, err)) != GR_OK ||
-        (rc = get_str(gvr, "resource", "gangDiscovery.podGroupGVR.", &s->resource, err)) !=
-            GR_OK ||
+        (rc = get_str(gvr, "resource", "gangDiscovery.podGroupGVR.", &s->resource, err)) != GR_OK ||
         (rc = get_str(gd, "minCountExpr", "gangDiscovery.", &s->min_count_expr, err)) != GR_OK) {
         gr_gang_spec_free(s);
         return rc;
@@ -528,8 +527,8 @@ static int anchor_fill(gr_gang_anchor *a, const char *disc, const char *group, c
     a->ns = dupn(ns);
     a->name = dupn(name);
     a->pod_group = dupn(pg ? pg : "");
-    if (!a->gang_id || !a->cm_name || !a->discoverer || !a->group || !a->version ||
-        !a->resource || !a->kind || !a->ns || !a->name || !a->pod_group) {
+    if (!a->gang_id || !a->cm_name || !a->discoverer || !a->group || !a->version || !a->resource ||
+        !a->kind || !a->ns || !a->name || !a->pod_group) {
         gr_gang_anchor_clear(a);
         return gr_err_set(err, GR_ENOMEM, "out of memory");
     }
@@ -582,9 +581,9 @@ int gr_gang_anchor_from_pod(const gr_gang_discoverer *d, const json_t *pod, cons
 
 json_t *gr_gang_anchor_to_json(const gr_gang_anchor *a)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "gangID", a->gang_id,
-                     "discoverer", a->discoverer, "group", a->group, "version", a->version,
-                     "resource", a->resource, "kind", a->kind, "name", a->name, "podGroup",
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "gangID", a->gang_id, "discoverer",
+                     a->discoverer, "group", a->group, "version", a->version, "resource",
+                     a->resource, "kind", a->kind, "name", a->name, "podGroup",
                      a->pod_group ? a->pod_group : "");
 }
 
@@ -736,8 +735,8 @@ static int copy_key(json_t *dst, const json_t *src, const char *key)
     return json_object_set(dst, key, v);
 }
 
-static int keep_keys(json_t *dstmd, const json_t *srcmd, const char *field,
-                     const char *const *keys, size_t n, const char *extra)
+static int keep_keys(json_t *dstmd, const json_t *srcmd, const char *field, const char *const *keys,
+                     size_t n, const char *extra)
 {
     const json_t *src = json_object_get(srcmd, field);
     if (!json_is_object(src))
@@ -782,8 +781,8 @@ int gr_gang_pod_trim(json_t **podp, const gr_gang_trim_keys *keys)
             rc = keep_keys(nmd, md, "annotations", keys ? keys->annotations : NULL,
                            keys ? keys->n_annotations : 0, GR_PREFLIGHT_ANNOTATION_CHECKS);
         if (rc == 0)
-            rc = keep_keys(nmd, md, "labels", keys ? keys->labels : NULL,
-                           keys ? keys->n_labels : 0, NULL);
+            rc = keep_keys(nmd, md, "labels", keys ? keys->labels : NULL, keys ? keys->n_labels : 0,
+                           NULL);
         json_t *nspec = json_object(), *nstat = json_object();
         if (!nspec || !nstat) {
             json_decref(nspec);
@@ -794,8 +793,8 @@ int gr_gang_pod_trim(json_t **podp, const gr_gang_trim_keys *keys)
         rc = rc ? rc : copy_key(nspec, spec, "nodeName");
         rc = rc ? rc : copy_key(nspec, spec, "schedulingGroup");
         rc = rc ? rc : copy_key(nspec, spec, "workloadRef");
-        json_t *vol = json_pack("[{s:s, s:{s:s}}]", "name", GR_PREFLIGHT_VOL_GANG, "configMap",
-                                "name", cm);
+        json_t *vol =
+            json_pack("[{s:s, s:{s:s}}]", "name", GR_PREFLIGHT_VOL_GANG, "configMap", "name", cm);
         rc = rc ? rc : (vol ? json_object_set_new(nspec, "volumes", vol) : -1);
         rc = rc ? rc : copy_key(nstat, status, "podIP");
         rc = rc ? rc : copy_key(nstat, status, "podIPs");
@@ -1000,8 +999,7 @@ int gr_gang_cm_update(json_t *cm, const json_t *members, int64_t expected,
             break;
         if (!member_active(pod))
             continue;
-        const char *ip =
-            nonempty(json_object_get(json_object_get(pod, "status"), "podIP"));
+        const char *ip = nonempty(json_object_get(json_object_get(pod, "status"), "podIP"));
         const char *name = nonempty(json_object_get(json_object_get(pod, "metadata"), "name"));
         if (!ip || !name)
             continue;

@@ -36,23 +36,23 @@
 
 /* ------------------------------------------------------------ constants */
 
-#define GR_GANG_LABEL_MANAGED_BY  "nvsentinel.nvidia.com/managed-by"
-#define GR_GANG_MANAGED_BY_VALUE  "preflight"
-#define GR_GANG_LABEL_GANG_ID     "nvsentinel.nvidia.com/gang-id"
-#define GR_GANG_CM_PREFIX         "preflight-"
-#define GR_GANG_NAME_MAX          63
-#define GR_GANG_KEY_EXPECTED      "expected_count"
-#define GR_GANG_KEY_PEERS         "peers"
-#define GR_GANG_KEY_MASTER_ADDR   "master_addr"
-#define GR_GANG_KEY_MASTER_PORT   "master_port"
-#define GR_GANG_KEY_GANG_ID       "gang_id"
-#define GR_GANG_NATIVE_NAME       "kubernetes"
-#define GR_GANG_DEFAULT_MIN_EXPR  "podGroup.spec.minMember"
-#define GR_GANG_NS_LABEL          "nvsentinel.nvidia.com/preflight"
+#define GR_GANG_LABEL_MANAGED_BY "nvsentinel.nvidia.com/managed-by"
+#define GR_GANG_MANAGED_BY_VALUE "preflight"
+#define GR_GANG_LABEL_GANG_ID    "nvsentinel.nvidia.com/gang-id"
+#define GR_GANG_CM_PREFIX        "preflight-"
+#define GR_GANG_NAME_MAX         63
+#define GR_GANG_KEY_EXPECTED     "expected_count"
+#define GR_GANG_KEY_PEERS        "peers"
+#define GR_GANG_KEY_MASTER_ADDR  "master_addr"
+#define GR_GANG_KEY_MASTER_PORT  "master_port"
+#define GR_GANG_KEY_GANG_ID      "gang_id"
+#define GR_GANG_NATIVE_NAME      "kubernetes"
+#define GR_GANG_DEFAULT_MIN_EXPR "podGroup.spec.minMember"
+#define GR_GANG_NS_LABEL         "nvsentinel.nvidia.com/preflight"
 /* Where the admission-time ConfigMap remembers its gang anchor (JSON), so the
  * coordinator can read minCount and backfill the ownerReference when the
  * PodGroup appears after the pods (our annotation; not read by checks). */
-#define GR_GANG_ANNOT_ANCHOR      "preflight.nvsentinel.nvidia.com/gang-anchor"
+#define GR_GANG_ANNOT_ANCHOR "preflight.nvsentinel.nvidia.com/gang-anchor"
 
 #define GR_GANG_PFC_GROUP    "preflight.nvsentinel.nvidia.com"
 #define GR_GANG_PFC_VERSION  "v1alpha1"
@@ -170,9 +170,9 @@ const gr_gang_spec *gr_gang_discoverer_spec(const gr_gang_discoverer *d);
 
 /* Where a pod's gang is anchored. */
 typedef struct gr_gang_anchor {
-    char *gang_id;    /* "<discoverer>-<ns>-<group>[-<podGroup>]" */
-    char *cm_name;    /* gr_gang_configmap_name(gang_id) */
-    char *discoverer; /* discoverer name */
+    char *gang_id;                           /* "<discoverer>-<ns>-<group>[-<podGroup>]" */
+    char *cm_name;                           /* gr_gang_configmap_name(gang_id) */
+    char *discoverer;                        /* discoverer name */
     char *group, *version, *resource, *kind; /* the anchor object's type */
     char *ns;
     char *name;      /* anchor object name (PodGroup / Workload) */

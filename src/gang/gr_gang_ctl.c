@@ -16,9 +16,9 @@
 #include "gr_kube_queue.h"
 #include "gr_log.h"
 
-#define MOD "gang"
+#define MOD         "gang"
 #define IDX_GANG_CM "gangcm"
-#define IDX_NS "namespace"
+#define IDX_NS      "namespace"
 
 static const gr_kube_gvr PFC_GVR = {GR_GANG_PFC_GROUP, GR_GANG_PFC_VERSION, GR_GANG_PFC_RESOURCE};
 
@@ -35,8 +35,7 @@ int gr_gang_discoverer_build(gr_kube_mapper *m, const json_t *gd, gr_gang_discov
     gr_kube_mapping mp;
     gr_err e;
     if (spec.native) {
-        if (gr_kube_mapper_kind(m, "scheduling.k8s.io", "v1alpha2", "PodGroup", &mp, &e) ==
-            GR_OK)
+        if (gr_kube_mapper_kind(m, "scheduling.k8s.io", "v1alpha2", "PodGroup", &mp, &e) == GR_OK)
             rc = gr_gang_discoverer_new(&spec, GR_GANG_NATIVE_PODGROUP, mp.kind, mp.version, out,
                                         err);
         else if (gr_kube_mapper_kind(m, "scheduling.k8s.io", "v1alpha1", "Workload", &mp, &e) ==
@@ -204,8 +203,7 @@ int gr_gang_service_new(const gr_gang_service_opts *o, gr_gang_service **out, gr
             return rc;
         }
     }
-    if ((rc = gr_gang_discoverer_build(s->mapper, s->cfg->gang_discovery, &s->def, err)) !=
-        GR_OK) {
+    if ((rc = gr_gang_discoverer_build(s->mapper, s->cfg->gang_discovery, &s->def, err)) != GR_OK) {
         gr_err_prefix(err, GR_GANG_MSG_RESOLVER_PREFIX GR_GANG_MSG_DEFAULT_PREFIX);
         gr_gang_service_free(s);
         return rc;
@@ -262,9 +260,8 @@ static gr_gang_discoverer *disc_for_anchor(gr_gang_service *s, const gr_gang_anc
         return d;
     gr_gang_discoverer_unref(d);
     pthread_mutex_lock(&s->mu);
-    d = strcmp(gr_gang_discoverer_name(s->def), a->discoverer) == 0
-            ? gr_gang_discoverer_ref(s->def)
-            : NULL;
+    d = strcmp(gr_gang_discoverer_name(s->def), a->discoverer) == 0 ? gr_gang_discoverer_ref(s->def)
+                                                                    : NULL;
     pthread_mutex_unlock(&s->mu);
     return d;
 }
@@ -322,9 +319,9 @@ static void ensure_topo(gr_gang_service *s, const char *ns)
     if (!name || !*name || !data || !*data)
         return;
     json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}}, s:{s:s}}", "apiVersion", "v1",
-                           "kind", "ConfigMap", "metadata", "name", name, "namespace", ns,
-                           "labels", "app.kubernetes.io/component", "nccl-topo",
-                           "app.kubernetes.io/name", "nvsentinel", "data", "topo.xml", data);
+                           "kind", "ConfigMap", "metadata", "name", name, "namespace", ns, "labels",
+                           "app.kubernetes.io/component", "nccl-topo", "app.kubernetes.io/name",
+                           "nvsentinel", "data", "topo.xml", data);
     gr_kube_status st;
     gr_err e;
     gr_kube_opts o = {0};
@@ -462,8 +459,8 @@ static int coord_mutate(json_t *cm, void *vctx, gr_err *err)
     const json_t *data = json_object_get(cm, "data");
     const char *cur = json_string_value(json_object_get(data, GR_GANG_KEY_EXPECTED));
     bool need_expected = !cur || strcmp(cur, "0") == 0;
-    bool need_owner = json_array_size(json_object_get(json_object_get(cm, "metadata"),
-                                                      "ownerReferences")) == 0;
+    bool need_owner =
+        json_array_size(json_object_get(json_object_get(cm, "metadata"), "ownerReferences")) == 0;
     if ((need_expected || need_owner) && !c->anchor_done) {
         c->anchor_done = true;
         const char *aj = json_string_value(json_object_get(
@@ -643,8 +640,7 @@ static int pfc_reconcile(void *ctx, const char *ns, int64_t *requeue_after_ns, g
         const char *dname = gr_gang_discoverer_name(d);
         gr_log(GR_LOG_INFO, MOD, "PreflightConfig active", GR_KV_STR("namespace", ns),
                GR_KV_STR("name", wname), GR_KV_STR("discoverer", dname), GR_KV_END);
-        rc = write_status(s, winner, true, GR_GANG_REASON_ACTIVE, GR_GANG_MSG_ACTIVE, dname,
-                          &werr);
+        rc = write_status(s, winner, true, GR_GANG_REASON_ACTIVE, GR_GANG_MSG_ACTIVE, dname, &werr);
         resolver_set(s, ns, d); /* takes d */
     } else {
         /* PF-134, PF-135: fall back to the default, say why */

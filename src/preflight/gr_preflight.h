@@ -216,6 +216,17 @@ void gr_preflight_result_clear(gr_preflight_result *res);
 int gr_preflight_inject(const gr_preflight_config *cfg, const gr_preflight_gang_ops *gang,
                         const json_t *pod, const char *ns, gr_preflight_result *res, gr_err *err);
 
+/* Same as gr_preflight_inject(), but the JSON Patch is appended to `patch`
+ * as compact JSON text (what the webhook sends) and res->patch stays NULL.
+ * The text is written straight from the parts serialised at config load,
+ * without building JSON values; it is byte for byte
+ * json_dumps(patch, JSON_COMPACT) of gr_preflight_inject()'s patch. Nothing
+ * is appended unless res->outcome is GR_PREFLIGHT_INJECTED. GR_ETOOBIG when
+ * the patch would exceed patch->max (patch is left as it was). */
+int gr_preflight_inject_text(const gr_preflight_config *cfg, const gr_preflight_gang_ops *gang,
+                             const json_t *pod, const char *ns, gr_buf *patch,
+                             gr_preflight_result *res, gr_err *err);
+
 /* Type-check the parts of a Pod the injector reads; GR_EINVAL with the
  * path ("spec.containers[0].env: must be a list"). gr_preflight_admit()
  * denies such a Pod with "failed to unmarshal pod: <msg>". */

@@ -77,50 +77,42 @@ static int text_error(gr_preflight_admission *out, const char *msg)
     return GR_OK;
 }
 
-/* Build the response review by hand (the base64 patch is large; packing it
- * into a json_t only to escape-scan it again would double the cost).
- * `patch` (borrowed) may be NULL; `denial` NULL means allowed. */
-static int respond(gr_preflight_admission *out, const char *uid, const json_t *patch,
+/* Build the response review by hand, straight into one buffer: the uid
+ * and the denial are escaped in place and the patch text (`patch`, may be
+ * NULL) is base64-encoded into it. `denial` NULL means allowed. */
+static int respond(gr_preflight_admission *out, const char *uid, const gr_buf *patch,
                    const char *denial)
 {
     out->http_status = 200;
     out->content_type = "application/json";
-    json_t *u = json_string(uid ? uid : "");
-    char *uid_json = u ? json_dumps(u, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-    json_decref(u);
-    char *deny_json = NULL;
-    if (denial) {
-        json_t *d = json_string(denial);
-        deny_json = d ? json_dumps(d, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-        json_decref(d);
-    }
-    char *patch_json = patch ? json_dumps(patch, JSON_COMPACT) : NULL;
+    if (!uid)
+        uid = "";
     gr_buf body = GR_BUF_INIT(0);
-    int rc = GR_OK;
-    if (!uid_json || (denial && !deny_json) || (patch && !patch_json))
-        rc = GR_ENOMEM;
+    int rc = gr_buf_reserve(&body, 192 + strlen(uid) + (denial ? strlen(denial) + 32 : 0) +
+                                       (patch ? (patch->len + 2) / 3 * 4 + 4 : 0));
     if (rc == GR_OK)
-        rc = gr_buf_reserve(&body, 160 + strlen(uid_json) + (deny_json ? strlen(deny_json) : 0) +
-                                       (patch_json ? strlen(patch_json) / 3 * 4 + 4 : 0));
+        rc = gr_buf_puts(&body, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
+                                "\"AdmissionReview\",\"response\":{\"uid\":");
     if (rc == GR_OK)
-        rc = gr_buf_printf(&body,
-                           "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
-                           "\"response\":{\"uid\":%s,\"allowed\":%s",
-                           uid_json, denial ? "false" : "true");
-    if (rc == GR_OK && deny_json)
-        rc = gr_buf_printf(&body, ",\"status\":{\"message\":%s}", deny_json);
-    if (rc == GR_OK && patch_json) {
+        rc = gr_pf_json_str(&body, uid, strlen(uid));
+    if (rc == GR_OK)
+        rc = gr_buf_puts(&body, denial ? ",\"allowed\":false" : ",\"allowed\":true");
+    if (rc == GR_OK && denial) {
+        rc = gr_buf_puts(&body, ",\"status\":{\"message\":");
+        if (rc == GR_OK)
+            rc = gr_pf_json_str(&body, denial, strlen(denial));
+        if (rc == GR_OK)
+            rc = gr_buf_putc(&body, '}');
+    }
+    if (rc == GR_OK && patch) {
         rc = gr_buf_puts(&body, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
         if (rc == GR_OK)
-            rc = base64(patch_json, strlen(patch_json), &body);
+            rc = base64(patch->data, patch->len, &body);
         if (rc == GR_OK)
             rc = gr_buf_putc(&body, '"');
     }
     if (rc == GR_OK)
         rc = gr_buf_puts(&body, "}}");
-    free(uid_json);
-    free(deny_json);
-    free(patch_json);
     if (rc != GR_OK) {
         gr_buf_free(&body);
         return GR_ENOMEM;
@@ -135,8 +127,14 @@ int gr_preflight_admit(const gr_preflight_config *cfg, const gr_preflight_gang_o
     memset(out, 0, sizeof *out);
     json_t *doc = NULL;
     gr_err e;
-    /* jansson directly: duplicate keys rejected, no trailing garbage */
-    if (len > REVIEW_MAX || (doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL)) == NULL)
+    /* duplicate keys rejected, no trailing garbage (as json_loadb with
+     * JSON_REJECT_DUPLICATES) */
+    if (len > REVIEW_MAX)
+        return text_error(out, "failed to unmarshal admission review");
+    int prc = gr_pf_json_parse(body, len, &doc);
+    if (prc == GR_ENOMEM)
+        return GR_ENOMEM;
+    if (prc != GR_OK)
         return text_error(out, "failed to unmarshal admission review");
     const json_t *req = json_object_get(doc, "request");
     if (!json_is_object(doc) || (req && !json_is_null(req) && !json_is_object(req))) {
@@ -177,12 +175,15 @@ int gr_preflight_admit(const gr_preflight_config *cfg, const gr_preflight_gang_o
     out->ns = ns ? strdup(ns) : NULL;
 
     gr_preflight_result res;
-    rc = gr_preflight_inject(cfg, gang, pod, ns, &res, &e);
+    gr_buf patch = GR_BUF_INIT(GR_BUF_DEFAULT_MAX);
+    rc = gr_preflight_inject_text(cfg, gang, pod, ns, &patch, &res, &e);
     if (rc == GR_ENOMEM) {
+        gr_buf_free(&patch);
         json_decref(doc);
         return GR_ENOMEM;
     }
     if (rc != GR_OK) {
+        gr_buf_free(&patch);
         snprintf(denial, sizeof denial, "failed to inject init containers: %s", e.msg);
         snprintf(out->msg, sizeof out->msg, "%s", denial);
         out->result = GR_PREFLIGHT_ADMIT_DENIED;
@@ -191,6 +192,7 @@ int gr_preflight_admit(const gr_preflight_config *cfg, const gr_preflight_gang_o
         return rc;
     }
     if (res.outcome != GR_PREFLIGHT_INJECTED) {
+        gr_buf_free(&patch);
         out->result = GR_PREFLIGHT_ADMIT_SKIPPED;
         rc = respond(out, uid, NULL, NULL);
         gr_preflight_result_clear(&res);
@@ -199,7 +201,8 @@ int gr_preflight_admit(const gr_preflight_config *cfg, const gr_preflight_gang_o
     }
     out->result = GR_PREFLIGHT_ADMIT_INJECTED;
     out->n_injected = res.n_injected;
-    rc = respond(out, uid, res.patch, NULL);
+    rc = respond(out, uid, &patch, NULL);
+    gr_buf_free(&patch);
     /* gang registration (facts §2.11): only with a patch and a gang, never
      * for dry-run requests (sideEffects: None). */
     if (rc == GR_OK && res.gang.gang_id && gang && gang->admitted && !dry_run)

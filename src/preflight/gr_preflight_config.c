@@ -808,6 +808,8 @@ int gr_preflight_config_from_json(const json_t *doc, gr_preflight_warn_fn warn, 
         (rc = parse_checks(gr_pf_get(doc, "initContainers"), cfg, err)) ||
         (rc = parse_publish(doc, cfg, err)))
         goto fail;
+    if ((rc = gr_pf_compile(cfg, err)))
+        goto fail;
     if (doc && warn) {
         const char *k;
         json_t *v;
@@ -882,5 +884,6 @@ void gr_preflight_config_free(gr_preflight_config *cfg)
     }
     free(cfg->checks);
     free(cfg->publish.target);
+    gr_pf_compiled_free(cfg->compiled);
     free(cfg);
 }

@@ -17,7 +17,6 @@
 
 #define CPU_FLOOR    "100m"
 #define MEMORY_FLOOR "500Mi"
-#define DSHM_LIMIT   "64Gi"
 
 #define OOM(err) gr_err_set((err), GR_ENOMEM, "out of memory")
 
@@ -70,18 +69,6 @@ static json_t *find_by(const json_t *arr, const char *key, const char *val)
             return e;
     }
     return NULL;
-}
-
-/* Get or create `obj[key]` as an object/array. NULL on ENOMEM. */
-static json_t *ensure(json_t *obj, const char *key, bool array)
-{
-    json_t *v = json_object_get(obj, key);
-    if (array ? json_is_array(v) : json_is_object(v))
-        return v;
-    v = array ? json_array() : json_object();
-    if (!v || json_object_set_new(obj, key, v) != 0)
-        return NULL;
-    return v;
 }
 
 /* ----------------------------------------------------- pod type check */
@@ -201,53 +188,47 @@ int gr_preflight_pod_check(const json_t *pod, gr_err *err)
 /* ------------------------------------------------------- eligibility */
 
 typedef struct maxres {
-    const char *name; /* borrowed from cfg */
+    const char *name;       /* borrowed from cfg */
+    const gr_pf_item *key;  /* `"name":`, serialised at load */
     gr_quantity q;
     bool gpu;
 } maxres;
 
 /* Max of limits and requests over spec.containers for every configured
- * name; zero quantities are ignored (facts §2.3). Returns the count. */
-static size_t find_max_resources(const gr_preflight_config *cfg, const json_t *containers,
-                                 maxres *out, size_t cap)
+ * name (GPU names first, then network names, once each); zero quantities
+ * are ignored (facts §2.3). Returns the count. */
+static size_t find_max_resources(const gr_pf_compiled *pc, const json_t *containers, maxres *out,
+                                 size_t cap)
 {
     size_t n = 0;
-    for (size_t pass = 0; pass < 2; pass++) {
-        const gr_preflight_strv *names =
-            pass == 0 ? &cfg->gpu_resource_names : &cfg->network_resource_names;
-        for (size_t k = 0; k < names->n; k++) {
-            const char *name = names->v[k];
-            bool dup = false;
-            for (size_t j = 0; j < n; j++)
-                dup |= strcmp(out[j].name, name) == 0;
-            if (dup || n == cap)
-                continue;
-            bool found = false;
-            gr_quantity best;
-            size_t i;
-            json_t *c;
-            json_array_foreach(containers, i, c)
-            {
-                json_t *r = json_object_get(c, "resources");
-                static const char *const parts[] = {"limits", "requests"};
-                for (size_t p = 0; p < 2; p++) {
-                    json_t *v = json_object_get(json_object_get(r, parts[p]), name);
-                    gr_quantity q;
-                    if (!v || gr_pf_quantity_from_json(v, &q, NULL) != GR_OK ||
-                        gr_quantity_is_zero(&q))
-                        continue;
-                    if (!found || gr_quantity_cmp(&q, &best) > 0)
-                        best = q;
-                    found = true;
-                }
+    for (size_t k = 0; k < pc->res_names.n && n < cap; k++) {
+        const char *name = pc->res_names.v[k].name;
+        bool found = false;
+        gr_quantity best;
+        size_t i;
+        json_t *c;
+        json_array_foreach(containers, i, c)
+        {
+            json_t *r = json_object_get(c, "resources");
+            static const char *const parts[] = {"limits", "requests"};
+            for (size_t p = 0; p < 2; p++) {
+                json_t *v = json_object_get(json_object_get(r, parts[p]), name);
+                gr_quantity q;
+                if (!v || gr_pf_quantity_from_json(v, &q, NULL) != GR_OK ||
+                    gr_quantity_is_zero(&q))
+                    continue;
+                if (!found || gr_quantity_cmp(&q, &best) > 0)
+                    best = q;
+                found = true;
             }
-            if (!found)
-                continue;
-            out[n].name = name;
-            out[n].q = best;
-            out[n].gpu = pass == 0;
-            n++;
         }
+        if (!found)
+            continue;
+        out[n].name = name;
+        out[n].key = &pc->res_names.v[k];
+        out[n].q = best;
+        out[n].gpu = k < pc->n_gpu_names;
+        n++;
     }
     return n;
 }
@@ -354,320 +335,436 @@ static int select_checks(const gr_preflight_config *cfg, const json_t *pod,
     return rc;
 }
 
-/* ------------------------------------------------------------- building */
+/* ------------------------------------------------------------- emitting */
 
-static bool has_env(const json_t *env, const char *name)
+/* The patch is written as JSON text straight into a gr_buf: pod-independent
+ * parts were serialised at config load (gr_preflight_compile.c); only the
+ * pod-dependent parts (mirrored quantities, inherited env and mounts, gang
+ * id and ConfigMap, claims) are formatted here. The bytes are those of the
+ * json_t the documented algorithm builds, dumped with JSON_COMPACT. */
+
+/* Sticky-error writer: after the first failure every call is a no-op. */
+typedef struct jw {
+    gr_buf *b;
+    int rc;
+} jw;
+
+static void w_raw(jw *w, const char *s, size_t n)
 {
-    return find_by(env, "name", name) != NULL;
+    if (w->rc == GR_OK)
+        w->rc = gr_buf_append(w->b, s, n);
 }
 
-/* Append {name, value} unless the name is present (template wins). */
-static int env_value(json_t *env, const char *name, const char *value)
+#define W_LIT(w, lit) w_raw((w), (lit), sizeof(lit) - 1)
+
+static void w_str(jw *w, const char *s)
 {
-    if (has_env(env, name))
-        return GR_OK;
-    return json_array_append_new(env, json_pack("{s:s,s:s}", "name", name, "value", value)) == 0
-               ? GR_OK
-               : GR_ENOMEM;
+    if (w->rc == GR_OK)
+        w->rc = gr_pf_json_str(w->b, s, strlen(s));
 }
 
-static int env_field(json_t *env, const char *name, const char *field)
-{
-    if (has_env(env, name))
-        return GR_OK;
-    return json_array_append_new(env, json_pack("{s:s,s:{s:{s:s}}}", "name", name, "valueFrom",
-                                                "fieldRef", "fieldPath", field)) == 0
-               ? GR_OK
-               : GR_ENOMEM;
-}
+/* One entry of a list being assembled: a compiled item, or pod JSON
+ * serialised once per admission (text at off/len of the scratch buffer). */
+typedef struct entry {
+    const gr_pf_item *it; /* NULL: a pod-derived entry */
+    const char *name;
+    const char *path;
+    size_t off, len;
+} entry;
 
-static json_t *mount_new(const char *name, const char *path, bool ro)
+typedef struct emit_ctx {
+    const gr_preflight_config *cfg;
+    const gr_pf_compiled *comp;
+    const json_t *pod_volumes;
+    const json_t *claims; /* spec.resourceClaims */
+    const maxres *max;
+    size_t nmax;
+    const char (*qstr)[GR_QUANTITY_STR_MAX];
+    const gr_preflight_gang_ctx *gang; /* NULL when not a gang member */
+    bool claims_needed;
+    gr_buf scratch; /* serialised pod entries */
+    entry *envc;    /* inheritable env vars: matching a pattern, first per name */
+    size_t n_envc;
+    entry *mntc; /* inheritable mounts: name and path set, name matching */
+    size_t n_mntc;
+    entry *sel; /* per-container scratch list */
+} emit_ctx;
+
+static void w_entry(jw *w, const emit_ctx *ec, const entry *e)
 {
-    json_t *m = json_pack("{s:s,s:s}", "name", name, "mountPath", path);
-    if (m && ro && json_object_set_new(m, "readOnly", json_true()) != 0) {
-        json_decref(m);
-        return NULL;
+    if (!e->it) {
+        w_raw(w, ec->scratch.data + e->off, e->len);
+        return;
     }
-    return m;
+    const gr_pf_item *it = e->it;
+    w_raw(w, it->json, it->json_len);
+    if (it->flags & (GR_PF_DYN_GANG_ID | GR_PF_DYN_GANG_CM)) {
+        w_str(w, it->flags & GR_PF_DYN_GANG_ID ? ec->gang->gang_id : ec->gang->configmap_name);
+        w_raw(w, it->post, it->post_len);
+    }
 }
 
-/* Add a mount unless one with the same name or mountPath is there (the
- * R4 fix: no second /dev/shm). */
-static int mount_add_dedupe(json_t *mounts, const char *name, const char *path, bool ro)
+static bool entries_have(const entry *l, size_t n, const char *name, const char *path)
 {
-    if (find_by(mounts, "name", name) || find_by(mounts, "mountPath", path))
-        return GR_OK;
-    return json_array_append_new(mounts, mount_new(name, path, ro)) == 0 ? GR_OK : GR_ENOMEM;
-}
-
-static bool match_any(const gr_preflight_strv *pats, const char *name)
-{
-    for (size_t i = 0; i < pats->n; i++)
-        if (gr_glob_match(pats->v[i], name))
+    for (size_t i = 0; i < n; i++)
+        if ((name && l[i].name && strcmp(l[i].name, name) == 0) ||
+            (path && l[i].path && strcmp(l[i].path, path) == 0))
             return true;
     return false;
 }
 
-static bool pod_has_volume(const json_t *pod_volumes, const json_t *added, const char *name)
+static entry from_item(const gr_pf_item *it)
 {
-    return find_by(pod_volumes, "name", name) || find_by(added, "name", name);
+    return (entry){.it = it, .name = it->name, .path = it->path};
 }
 
-typedef struct build_ctx {
-    const gr_preflight_config *cfg;
-    const json_t *pod;
-    const json_t *containers; /* spec.containers */
-    const json_t *pod_volumes;
-    const maxres *max;
-    size_t nmax;
-    const gr_preflight_gang_ctx *gang; /* NULL when not a gang member */
-    char token_path[4096];
-} build_ctx;
-
-static int build_container(const build_ctx *bc, const gr_preflight_check *chk, json_t **out,
-                           gr_err *err)
+/* Serialise pod JSON `v` into the scratch buffer as an entry. */
+static int pod_entry(emit_ctx *ec, const json_t *v, const char *name, const char *path,
+                     entry *out)
 {
-    const gr_preflight_config *cfg = bc->cfg;
-    json_t *c = json_deep_copy(chk->container);
-    if (!c)
-        return OOM(err);
-    int rc = GR_ENOMEM;
-    char qbuf[GR_QUANTITY_STR_MAX];
+    size_t off = ec->scratch.len;
+    int rc = gr_pf_json_value(&ec->scratch, v);
+    *out = (entry){.name = name, .path = path, .off = off, .len = ec->scratch.len - off};
+    return rc;
+}
 
-    /* 1. resources: mirror the max of every GPU/network name, floors. */
-    json_t *res = ensure(c, "resources", false);
-    if (!res)
-        goto out;
-    json_t *lim = NULL, *req = NULL;
-    if (bc->nmax) {
-        if (!(lim = ensure(res, "limits", false)))
-            goto out;
-    }
-    if (!(req = ensure(res, "requests", false)))
-        goto out;
-    for (size_t i = 0; i < bc->nmax; i++) {
-        gr_quantity_string(&bc->max[i].q, qbuf);
-        if (json_object_set_new(req, bc->max[i].name, json_string(qbuf)) ||
-            json_object_set_new(lim, bc->max[i].name, json_string(qbuf)))
-            goto out;
-    }
-    if (!json_object_get(req, "cpu") && json_object_set_new(req, "cpu", json_string(CPU_FLOOR)))
-        goto out;
-    if (!json_object_get(req, "memory") &&
-        json_object_set_new(req, "memory", json_string(MEMORY_FLOOR)))
-        goto out;
-
-    /* 2. common env (PF-40..43) + direct publishing (PF-166..168). */
-    json_t *env = ensure(c, "env", true);
-    json_t *mounts = ensure(c, "volumeMounts", true);
-    if (!env || !mounts)
-        goto out;
-    if (env_field(env, "NODE_NAME", "spec.nodeName"))
-        goto out;
-    if (*cfg->connector_socket &&
-        env_value(env, "PLATFORM_CONNECTOR_SOCKET", cfg->connector_socket))
-        goto out;
-    if (env_value(env, "PROCESSING_STRATEGY", cfg->processing_strategy))
-        goto out;
-    if (cfg->token_audience && env_value(env, "PLATFORM_CONNECTOR_TOKEN_PATH", bc->token_path))
-        goto out;
-    if (cfg->publish.mode == GR_PREFLIGHT_PUBLISH_DEPLOYMENT) {
-        if (env_value(env, "HEALTH_PUBLISH_TARGET", cfg->publish.target) ||
-            env_value(env, "HEALTH_PUBLISH_TOKEN_PATH", bc->token_path))
-            goto out;
-        if (cfg->publish.insecure
-                ? env_value(env, "HEALTH_PUBLISH_INSECURE", "true")
-                : env_value(env, "HEALTH_PUBLISH_TLS_CA_FILE", GR_PREFLIGHT_PUBLISH_CA_FILE))
-            goto out;
-    }
-
-    /* 3. token mount (by name), CA bundle mount (PF-175). */
-    if (cfg->token_audience && !find_by(mounts, "name", GR_PREFLIGHT_VOL_TOKEN) &&
-        json_array_append_new(mounts,
-                              mount_new(GR_PREFLIGHT_VOL_TOKEN, cfg->token_mount_path, true)))
-        goto out;
-    if (cfg->publish.mode == GR_PREFLIGHT_PUBLISH_DEPLOYMENT && !cfg->publish.insecure &&
-        mount_add_dedupe(mounts, GR_PREFLIGHT_VOL_PUBLISH_CA, GR_PREFLIGHT_PUBLISH_CA_DIR, true))
-        goto out;
-
-    /* 4. gang env (PF-44). */
-    if (bc->gang) {
-        char num[32];
-        if (env_value(env, "GANG_ID", bc->gang->gang_id) ||
-            env_value(env, "GANG_CONFIG_DIR", cfg->gang.configmap_mount_path))
-            goto out;
-        snprintf(num, sizeof num, "%" PRId64, cfg->gang.timeout_ns / INT64_C(1000000000));
-        if (env_value(env, "GANG_TIMEOUT_SECONDS", num))
-            goto out;
-        snprintf(num, sizeof num, "%" PRId64, cfg->gang.master_port);
-        if (env_value(env, "MASTER_PORT", num) || env_field(env, "POD_NAME", "metadata.name") ||
-            env_field(env, "POD_IP", "status.podIP"))
-            goto out;
-    }
-
-    /* 5. inheritance (PF-77..84): first occurrence across containers wins,
-     * names already present win. */
-    size_t i, j;
+/* Inheritance candidates, computed once per admission (PF-77..84): the
+ * same for every check, only the deduplication against a check's own
+ * entries differs. */
+static int collect_candidates(emit_ctx *ec, const json_t *containers)
+{
+    const gr_pf_compiled *pc = ec->comp;
+    size_t n_env = 0, n_mnt = 0, i, j;
     json_t *uc, *e;
-    if (chk->inherit_env && cfg->nccl_env_patterns.n) {
-        json_array_foreach(bc->containers, i, uc)
-        {
+    json_array_foreach(containers, i, uc)
+    {
+        n_env += json_array_size(json_object_get(uc, "env"));
+        n_mnt += json_array_size(json_object_get(uc, "volumeMounts"));
+    }
+    ec->envc = n_env ? malloc(n_env * sizeof *ec->envc) : NULL;
+    ec->mntc = n_mnt ? malloc(n_mnt * sizeof *ec->mntc) : NULL;
+    if ((n_env && !ec->envc) || (n_mnt && !ec->mntc))
+        return GR_ENOMEM;
+    json_array_foreach(containers, i, uc)
+    {
+        if (pc->n_env_globs) {
             json_array_foreach(json_object_get(uc, "env"), j, e)
             {
                 const char *n = json_string_value(json_object_get(e, "name"));
-                if (!n || has_env(env, n) || !match_any(&cfg->nccl_env_patterns, n))
+                if (!n || entries_have(ec->envc, ec->n_envc, n, NULL) ||
+                    !gr_pf_glob_any(pc->env_globs, pc->n_env_globs, n))
                     continue;
-                if (json_array_append_new(env, json_deep_copy(e)))
-                    goto out;
+                if (pod_entry(ec, e, n, NULL, &ec->envc[ec->n_envc++]) != GR_OK)
+                    return GR_ENOMEM;
             }
         }
-    }
-    if (chk->inherit_mounts && cfg->volume_mount_patterns.n) {
-        json_array_foreach(bc->containers, i, uc)
-        {
+        if (pc->n_mount_globs) {
             json_array_foreach(json_object_get(uc, "volumeMounts"), j, e)
             {
                 const char *n = json_string_value(json_object_get(e, "name"));
                 const char *p = json_string_value(json_object_get(e, "mountPath"));
-                if (!n || !p || find_by(mounts, "name", n) || find_by(mounts, "mountPath", p) ||
-                    !match_any(&cfg->volume_mount_patterns, n))
+                if (!n || !p || !gr_pf_glob_any(pc->mount_globs, pc->n_mount_globs, n))
                     continue;
-                if (json_array_append_new(mounts, json_deep_copy(e)))
-                    goto out;
+                if (pod_entry(ec, e, n, p, &ec->mntc[ec->n_mntc++]) != GR_OK)
+                    return GR_ENOMEM;
             }
         }
     }
-
-    /* 6. gang mounts, deduplicated by name and mountPath (R4 fix). */
-    if (bc->gang) {
-        if (mount_add_dedupe(mounts, GR_PREFLIGHT_VOL_GANG, cfg->gang.configmap_mount_path, true) ||
-            mount_add_dedupe(mounts, GR_PREFLIGHT_VOL_DSHM, "/dev/shm", false))
-            goto out;
-        if (*cfg->gang.nccl_topo_configmap &&
-            mount_add_dedupe(mounts, GR_PREFLIGHT_VOL_NCCL_TOPO, GR_PREFLIGHT_NCCL_TOPO_DIR, true))
-            goto out;
-        for (size_t k = 0; k < cfg->gang.n_extra_host_path_mounts; k++) {
-            const gr_preflight_extra_mount *m = &cfg->gang.extra_host_path_mounts[k];
-            if (mount_add_dedupe(mounts, m->name, m->mount_path, m->read_only))
-                goto out;
-        }
-        for (size_t k = 0; k < cfg->gang.n_extra_volume_mounts; k++) {
-            const gr_preflight_extra_mount *m = &cfg->gang.extra_volume_mounts[k];
-            /* only volumes the pod has: a mount of a missing volume makes
-             * the whole pod invalid */
-            if (!find_by(bc->pod_volumes, "name", m->name))
-                continue;
-            if (mount_add_dedupe(mounts, m->name, m->mount_path, m->read_only))
-                goto out;
-        }
-    }
-
-    /* 7. DRA claims (PF-160), gang members only. */
-    json_t *claims = json_object_get(json_object_get(bc->pod, "spec"), "resourceClaims");
-    if (bc->gang && cfg->gang.mirror_resource_claims && json_array_size(claims)) {
-        json_t *rc_claims = ensure(res, "claims", true);
-        if (!rc_claims)
-            goto out;
-        json_array_foreach(claims, i, e)
-        {
-            const char *n = json_string_value(json_object_get(e, "name"));
-            if (!n || find_by(rc_claims, "name", n))
-                continue;
-            if (json_array_append_new(rc_claims, json_pack("{s:s}", "name", n)))
-                goto out;
-        }
-    }
-    if (json_array_size(mounts) == 0)
-        json_object_del(c, "volumeMounts");
-    rc = GR_OK;
-out:
-    if (rc != GR_OK) {
-        json_decref(c);
-        return OOM(err);
-    }
-    *out = c;
     return GR_OK;
 }
 
-/* Pod-level volumes in documented order, skipping names the pod has. */
-static int build_volumes(const build_ctx *bc, json_t *vols)
+static bool items_have_name(const gr_pf_items *l, const char *name)
 {
-    const gr_preflight_config *cfg = bc->cfg;
-    json_t *v;
-#define ADD(name, json)                                       \
-    do {                                                      \
-        if (!pod_has_volume(bc->pod_volumes, vols, (name))) { \
-            v = (json);                                       \
-            if (!v || json_array_append_new(vols, v))         \
-                return GR_ENOMEM;                             \
-        }                                                     \
-    } while (0)
-    if (*cfg->connector_socket)
-        ADD(GR_PREFLIGHT_VOL_SOCKET,
-            json_pack("{s:s,s:{s:s,s:s}}", "name", GR_PREFLIGHT_VOL_SOCKET, "hostPath", "path",
-                      GR_PREFLIGHT_SOCKET_HOST_DIR, "type", "DirectoryOrCreate"));
-    if (cfg->token_audience)
-        ADD(GR_PREFLIGHT_VOL_TOKEN,
-            json_pack("{s:s,s:{s:[{s:{s:s,s:I,s:s}}]}}", "name", GR_PREFLIGHT_VOL_TOKEN,
-                      "projected", "sources", "serviceAccountToken", "audience",
-                      cfg->token_audience, "expirationSeconds",
-                      (json_int_t)cfg->token_expiration_seconds, "path", "token"));
-    if (cfg->publish.mode == GR_PREFLIGHT_PUBLISH_DEPLOYMENT && !cfg->publish.insecure)
-        ADD(GR_PREFLIGHT_VOL_PUBLISH_CA,
-            json_pack("{s:s,s:{s:s}}", "name", GR_PREFLIGHT_VOL_PUBLISH_CA, "configMap", "name",
-                      GR_PREFLIGHT_PUBLISH_CA_CM));
-    if (!bc->gang)
-        return GR_OK;
-    ADD(GR_PREFLIGHT_VOL_GANG,
-        json_pack("{s:s,s:{s:s,s:b}}", "name", GR_PREFLIGHT_VOL_GANG, "configMap", "name",
-                  bc->gang->configmap_name, "optional", 1));
-    ADD(GR_PREFLIGHT_VOL_DSHM, json_pack("{s:s,s:{s:s,s:s}}", "name", GR_PREFLIGHT_VOL_DSHM,
-                                         "emptyDir", "medium", "Memory", "sizeLimit", DSHM_LIMIT));
-    if (*cfg->gang.nccl_topo_configmap)
-        ADD(GR_PREFLIGHT_VOL_NCCL_TOPO,
-            json_pack("{s:s,s:{s:s,s:b}}", "name", GR_PREFLIGHT_VOL_NCCL_TOPO, "configMap", "name",
-                      cfg->gang.nccl_topo_configmap, "optional", 1));
-    for (size_t k = 0; k < cfg->gang.n_extra_host_path_mounts; k++) {
-        const gr_preflight_extra_mount *m = &cfg->gang.extra_host_path_mounts[k];
-        json_t *hp = *m->host_path_type
-                         ? json_pack("{s:s,s:s}", "path", m->host_path, "type", m->host_path_type)
-                         : json_pack("{s:s}", "path", m->host_path);
-        ADD(m->name, hp ? json_pack("{s:s,s:o}", "name", m->name, "hostPath", hp) : NULL);
-    }
-#undef ADD
-    return GR_OK;
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].name && strcmp(l->v[i].name, name) == 0)
+            return true;
+    return false;
 }
 
-/* Emit `items` (stolen) at /spec/<field>: one add of the whole list when
- * the pod has none, else one add per item at "/-" (or at index i when
- * prepending). */
-static int patch_list(json_t *patch, const json_t *spec, const char *field, json_t *items,
-                      bool prepend, gr_err *err)
+static bool has_member(const gr_pf_items *l, const char *name)
 {
-    if (json_array_size(items) == 0) {
-        json_decref(items);
-        return GR_OK;
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->v[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+/* `"limits":{...}` / `"requests":{...}`: template members (a mirrored name
+ * overrides its value in place), then mirrored names the template lacks,
+ * then (requests) the cpu/memory floors. */
+static void w_quantities(jw *w, const emit_ctx *ec, const char *key, const gr_pf_items *tmpl,
+                         bool floors)
+{
+    w_str(w, key);
+    W_LIT(w, ":{");
+    bool first = true;
+    for (size_t i = 0; i < tmpl->n; i++) {
+        const gr_pf_item *m = &tmpl->v[i];
+        if (!first)
+            W_LIT(w, ",");
+        first = false;
+        size_t k = 0;
+        while (k < ec->nmax && strcmp(ec->max[k].name, m->name) != 0)
+            k++;
+        if (k == ec->nmax) {
+            w_raw(w, m->json, m->json_len);
+        } else {
+            w_raw(w, m->json, m->key_len);
+            w_str(w, ec->qstr[k]);
+        }
     }
-    char path[64];
-    if (json_array_size(json_object_get(spec, field)) == 0) {
-        snprintf(path, sizeof path, "/spec/%s", field);
-        return gr_json_patch_add(patch, path, items, err);
+    bool have_cpu = has_member(tmpl, "cpu"), have_mem = has_member(tmpl, "memory");
+    for (size_t k = 0; k < ec->nmax; k++) {
+        const char *n = ec->max[k].name;
+        have_cpu |= strcmp(n, "cpu") == 0;
+        have_mem |= strcmp(n, "memory") == 0;
+        if (has_member(tmpl, n))
+            continue;
+        if (!first)
+            W_LIT(w, ",");
+        first = false;
+        w_raw(w, ec->max[k].key->json, ec->max[k].key->key_len);
+        w_str(w, ec->qstr[k]);
+    }
+    if (floors && !have_cpu) {
+        if (!first)
+            W_LIT(w, ",");
+        first = false;
+        W_LIT(w, "\"cpu\":\"" CPU_FLOOR "\"");
+    }
+    if (floors && !have_mem) {
+        if (!first)
+            W_LIT(w, ",");
+        W_LIT(w, "\"memory\":\"" MEMORY_FLOOR "\"");
+    }
+    W_LIT(w, "}");
+}
+
+/* `"claims":[...]` (PF-160): the template's list (unless it was not a
+ * list) plus every pod resource claim name not there yet. */
+static void w_claims(jw *w, const emit_ctx *ec, const gr_pf_check *cc)
+{
+    W_LIT(w, "\"claims\":[");
+    bool first = true;
+    bool keep = cc->claims_state == GR_PF_PRESENT;
+    for (size_t i = 0; keep && i < cc->claims.n; i++) {
+        if (!first)
+            W_LIT(w, ",");
+        first = false;
+        w_raw(w, cc->claims.v[i].json, cc->claims.v[i].json_len);
     }
     size_t i;
     json_t *e;
-    int rc = GR_OK;
-    json_array_foreach(items, i, e)
+    json_array_foreach(ec->claims, i, e)
     {
-        if (prepend)
-            snprintf(path, sizeof path, "/spec/%s/%zu", field, i);
-        else
-            snprintf(path, sizeof path, "/spec/%s/-", field);
-        json_incref(e);
-        if ((rc = gr_json_patch_add(patch, path, e, err)) != GR_OK)
-            break;
+        const char *n = json_string_value(json_object_get(e, "name"));
+        if (!n || (keep && items_have_name(&cc->claims, n)))
+            continue;
+        bool dup = false;
+        for (size_t j = 0; j < i && !dup; j++) {
+            const char *o = json_string_value(json_object_get(json_array_get(ec->claims, j),
+                                                               "name"));
+            dup = o && strcmp(o, n) == 0;
+        }
+        if (dup)
+            continue;
+        if (!first)
+            W_LIT(w, ",");
+        first = false;
+        W_LIT(w, "{\"name\":");
+        w_str(w, n);
+        W_LIT(w, "}");
     }
-    json_decref(items);
-    return rc;
+    W_LIT(w, "]");
+}
+
+/* Step 1 (PF-50..): the resources member, template order kept. */
+static void w_resources(jw *w, const emit_ctx *ec, const gr_pf_check *cc)
+{
+    W_LIT(w, "\"resources\":{");
+    bool first = true;
+    for (size_t i = 0; i < cc->rkeys.n; i++) {
+        const gr_pf_item *k = &cc->rkeys.v[i];
+        if (!first)
+            W_LIT(w, ",");
+        first = false;
+        if (k->flags == GR_PF_KEY_LIMITS && (ec->nmax || cc->limits_state == GR_PF_PRESENT))
+            w_quantities(w, ec, "limits", &cc->limits, false);
+        else if (k->flags == GR_PF_KEY_REQUESTS)
+            w_quantities(w, ec, "requests", &cc->requests, true);
+        else if (k->flags == GR_PF_KEY_CLAIMS && ec->claims_needed)
+            w_claims(w, ec, cc);
+        else
+            w_raw(w, k->json, k->json_len);
+    }
+    if (cc->limits_state == GR_PF_ABSENT && ec->nmax) {
+        if (!first)
+            W_LIT(w, ",");
+        first = false;
+        w_quantities(w, ec, "limits", &cc->limits, false);
+    }
+    if (cc->requests_state == GR_PF_ABSENT) {
+        if (!first)
+            W_LIT(w, ",");
+        first = false;
+        w_quantities(w, ec, "requests", &cc->requests, true);
+    }
+    if (cc->claims_state == GR_PF_ABSENT && ec->claims_needed) {
+        if (!first)
+            W_LIT(w, ",");
+        w_claims(w, ec, cc);
+    }
+    W_LIT(w, "}");
+}
+
+static void w_list(jw *w, const emit_ctx *ec, const char *key, const entry *l, size_t n)
+{
+    w_str(w, key);
+    W_LIT(w, ":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            W_LIT(w, ",");
+        w_entry(w, ec, &l[i]);
+    }
+    W_LIT(w, "]");
+}
+
+/* One init container (facts §2.5; steps 1-7 in the documented order). */
+static void w_container(jw *w, emit_ctx *ec, const gr_preflight_check *chk, const gr_pf_check *cc)
+{
+    const gr_pf_compiled *pc = ec->comp;
+    entry *env = ec->sel;
+    size_t n_env = 0;
+    /* 2 + 4: template env, common env, gang env (members only) */
+    for (size_t i = 0; i < cc->env.n; i++)
+        if (ec->gang || !(cc->env.v[i].flags & GR_PF_GANG_ONLY))
+            env[n_env++] = from_item(&cc->env.v[i]);
+    /* 5: inherited env, names already present win */
+    size_t n_base = n_env;
+    if (chk->inherit_env)
+        for (size_t i = 0; i < ec->n_envc; i++)
+            if (!entries_have(env, n_base, ec->envc[i].name, NULL))
+                env[n_env++] = ec->envc[i];
+    entry *mounts = env + n_env;
+    size_t n_mnt = 0;
+    /* 2 + 3: template mounts, token and CA mounts */
+    for (size_t i = 0; i < cc->mounts.n; i++)
+        mounts[n_mnt++] = from_item(&cc->mounts.v[i]);
+    /* 5: inherited mounts, names and mount paths already present win */
+    if (chk->inherit_mounts)
+        for (size_t i = 0; i < ec->n_mntc; i++)
+            if (!entries_have(mounts, n_mnt, ec->mntc[i].name, ec->mntc[i].path))
+                mounts[n_mnt++] = ec->mntc[i];
+    /* 6: gang mounts, deduplicated by name and mountPath (R4 fix) */
+    for (size_t i = 0; ec->gang && i < pc->gang_mounts.n; i++) {
+        const gr_pf_item *it = &pc->gang_mounts.v[i];
+        /* extraVolumeMounts only for volumes the pod has: a mount of a
+         * missing volume makes the whole pod invalid */
+        if ((it->flags & GR_PF_NEEDS_VOLUME) && !find_by(ec->pod_volumes, "name", it->name))
+            continue;
+        if (!entries_have(mounts, n_mnt, it->name, it->path))
+            mounts[n_mnt++] = from_item(it);
+    }
+
+    W_LIT(w, "{");
+    bool first = true;
+    for (size_t i = 0; i < cc->keys.n; i++) {
+        const gr_pf_item *k = &cc->keys.v[i];
+        if (k->flags == GR_PF_KEY_MOUNTS && n_mnt == 0)
+            continue; /* an empty volumeMounts is dropped */
+        if (!first)
+            W_LIT(w, ",");
+        first = false;
+        switch (k->flags) {
+        case GR_PF_KEY_RESOURCES:
+            w_resources(w, ec, cc);
+            break;
+        case GR_PF_KEY_ENV:
+            w_list(w, ec, "env", env, n_env);
+            break;
+        case GR_PF_KEY_MOUNTS:
+            w_list(w, ec, "volumeMounts", mounts, n_mnt);
+            break;
+        default:
+            w_raw(w, k->json, k->json_len);
+            break;
+        }
+    }
+    /* members the template lacks are added in this order */
+    if (!cc->has_resources) {
+        if (!first)
+            W_LIT(w, ",");
+        first = false;
+        w_resources(w, ec, cc);
+    }
+    if (!cc->has_env) {
+        if (!first)
+            W_LIT(w, ",");
+        first = false;
+        w_list(w, ec, "env", env, n_env);
+    }
+    if (!cc->has_mounts && n_mnt) {
+        if (!first)
+            W_LIT(w, ",");
+        w_list(w, ec, "volumeMounts", mounts, n_mnt);
+    }
+    W_LIT(w, "}");
+}
+
+/* Start op `nop` adding to /spec/<field>: the whole list when the pod has
+ * none (`whole`), else item `idx` at "/-" or, prepending, at "/<idx>". */
+static void w_op_begin(jw *w, size_t nop, const char *field, bool whole, size_t idx, bool prepend)
+{
+    char path[96];
+    if (whole)
+        snprintf(path, sizeof path, "/spec/%s", field);
+    else if (prepend)
+        snprintf(path, sizeof path, "/spec/%s/%zu", field, idx);
+    else
+        snprintf(path, sizeof path, "/spec/%s/-", field);
+    if (nop)
+        W_LIT(w, ",");
+    W_LIT(w, "{\"op\":\"add\",\"path\":");
+    w_str(w, path);
+    W_LIT(w, ",\"value\":");
+    if (whole)
+        W_LIT(w, "[");
+}
+
+static void w_op_end(jw *w, bool whole)
+{
+    if (whole)
+        W_LIT(w, "]");
+    W_LIT(w, "}");
+}
+
+/* Emit a list of entries as ops on /spec/<field>; returns the op count. */
+static size_t w_list_ops(jw *w, const emit_ctx *ec, size_t nop, const json_t *spec,
+                         const char *field, const entry *l, size_t n)
+{
+    if (n == 0)
+        return nop;
+    bool whole = json_array_size(json_object_get(spec, field)) == 0;
+    for (size_t i = 0; i < n; i++) {
+        if (whole && i)
+            W_LIT(w, ",");
+        if (!whole || i == 0)
+            w_op_begin(w, nop++, field, whole, i, false);
+        w_entry(w, ec, &l[i]);
+        if (!whole)
+            w_op_end(w, false);
+    }
+    if (whole)
+        w_op_end(w, true);
+    return nop;
+}
+
+static void emit_ctx_free(emit_ctx *ec)
+{
+    gr_buf_free(&ec->scratch);
+    free(ec->envc);
+    free(ec->mntc);
+    free(ec->sel);
 }
 
 /* The token volume collision rule (facts §2.4.1). */
@@ -688,14 +785,51 @@ static bool token_volume_ok(const gr_preflight_config *cfg, const json_t *vol)
            json_is_integer(exp) && json_integer_value(exp) == cfg->token_expiration_seconds;
 }
 
-int gr_preflight_inject(const gr_preflight_config *cfg, const gr_preflight_gang_ops *gang,
-                        const json_t *pod, const char *ns, gr_preflight_result *res, gr_err *err)
+/* The pod-level part of the patch after the init containers: volumes,
+ * imagePullSecrets, the health-publisher label (PF-176). */
+static size_t w_pod_ops(jw *w, emit_ctx *ec, size_t nop, const json_t *spec, const json_t *md)
+{
+    const gr_pf_compiled *pc = ec->comp;
+    entry *l = ec->sel;
+    size_t n = 0;
+    for (size_t i = 0; i < pc->volumes.n; i++) {
+        const gr_pf_item *it = &pc->volumes.v[i];
+        if ((it->flags & GR_PF_GANG_ONLY) && !ec->gang)
+            continue;
+        if (find_by(ec->pod_volumes, "name", it->name) || entries_have(l, n, it->name, NULL))
+            continue;
+        l[n++] = from_item(it);
+    }
+    nop = w_list_ops(w, ec, nop, spec, "volumes", l, n);
+    const json_t *pod_secrets = json_object_get(spec, "imagePullSecrets");
+    n = 0;
+    for (size_t i = 0; i < pc->pull_secrets.n; i++)
+        if (!find_by(pod_secrets, "name", pc->pull_secrets.v[i].name))
+            l[n++] = from_item(&pc->pull_secrets.v[i]);
+    nop = w_list_ops(w, ec, nop, spec, "imagePullSecrets", l, n);
+    if (ec->cfg->publish.mode == GR_PREFLIGHT_PUBLISH_DEPLOYMENT) {
+        if (nop++)
+            W_LIT(w, ",");
+        if (!json_is_object(md))
+            W_LIT(w, "{\"op\":\"add\",\"path\":\"/metadata\",\"value\":{\"labels\":{\"" GR_PREFLIGHT_LABEL_HEALTH_PUB "\":\"true\"}}}");
+        else if (!json_is_object(json_object_get(md, "labels")))
+            W_LIT(w, "{\"op\":\"add\",\"path\":\"/metadata/labels\",\"value\":{\"" GR_PREFLIGHT_LABEL_HEALTH_PUB "\":\"true\"}}");
+        else
+            W_LIT(w, "{\"op\":\"add\",\"path\":\"/metadata/labels/nvsentinel.nvidia.com~1health-publisher\",\"value\":\"true\"}");
+    }
+    return nop;
+}
+
+int gr_preflight_inject_text(const gr_preflight_config *cfg, const gr_preflight_gang_ops *gang,
+                             const json_t *pod, const char *ns, gr_buf *patch,
+                             gr_preflight_result *res, gr_err *err)
 {
     memset(res, 0, sizeof *res);
+    const gr_pf_compiled *pc = cfg->compiled;
     const json_t *spec = json_object_get(pod, "spec");
     const json_t *containers = json_object_get(spec, "containers");
     maxres max[64];
-    size_t nmax = find_max_resources(cfg, containers, max, sizeof max / sizeof *max);
+    size_t nmax = find_max_resources(pc, containers, max, sizeof max / sizeof *max);
     bool eligible = false;
     for (size_t i = 0; i < nmax; i++)
         eligible |= max[i].gpu; /* network names alone never trigger */
@@ -730,103 +864,112 @@ int gr_preflight_inject(const gr_preflight_config *cfg, const gr_preflight_gang_
         }
     }
 
-    const gr_preflight_check **sel = NULL;
+    const gr_preflight_check *sel_buf[16];
+    const gr_preflight_check **sel = sel_buf;
     size_t nsel = 0;
+    if (cfg->n_checks > sizeof sel_buf / sizeof *sel_buf &&
+        !(sel = calloc(cfg->n_checks, sizeof *sel)))
+        return OOM(err);
     if (cfg->n_checks) {
-        sel = calloc(cfg->n_checks, sizeof *sel);
-        if (!sel)
-            return OOM(err);
         int rc = select_checks(cfg, pod, sel, &nsel, err);
         if (rc != GR_OK) {
-            free(sel);
+            if (sel != sel_buf)
+                free(sel);
             gr_preflight_gang_ctx_clear(&res->gang);
             return rc;
         }
     }
     if (nsel == 0) { /* PF-35: nothing selected, no patch, no registration */
-        free(sel);
+        if (sel != sel_buf)
+            free(sel);
         gr_preflight_gang_ctx_clear(&res->gang);
         return GR_OK;
     }
 
-    build_ctx bc = {.cfg = cfg,
-                    .pod = pod,
-                    .containers = containers,
-                    .pod_volumes = pod_volumes,
-                    .max = max,
-                    .nmax = nmax,
-                    .gang = member ? &res->gang : NULL};
-    if (cfg->token_audience) {
-        const char *mp = cfg->token_mount_path;
-        size_t l = strlen(mp);
-        snprintf(bc.token_path, sizeof bc.token_path, "%s%stoken", mp,
-                 l && mp[l - 1] == '/' ? "" : "/");
+    char qstr[64][GR_QUANTITY_STR_MAX];
+    for (size_t i = 0; i < nmax; i++)
+        gr_quantity_string(&max[i].q, qstr[i]);
+    const json_t *claims = json_object_get(spec, "resourceClaims");
+    emit_ctx ec = {.cfg = cfg,
+                   .comp = pc,
+                   .pod_volumes = pod_volumes,
+                   .claims = claims,
+                   .max = max,
+                   .nmax = nmax,
+                   .qstr = (const char(*)[GR_QUANTITY_STR_MAX])qstr,
+                   .gang = member ? &res->gang : NULL,
+                   .claims_needed =
+                       member && cfg->gang.mirror_resource_claims && json_array_size(claims) > 0,
+                   .scratch = GR_BUF_INIT(GR_BUF_DEFAULT_MAX)};
+    int rc = collect_candidates(&ec, containers);
+    /* room for the longest list one container or the pod part needs */
+    size_t most = pc->volumes.n + pc->pull_secrets.n;
+    for (size_t i = 0; i < nsel; i++) {
+        const gr_pf_check *cc = &pc->checks[sel[i] - cfg->checks];
+        size_t need = cc->env.n + ec.n_envc + cc->mounts.n + ec.n_mntc + pc->gang_mounts.n;
+        if (need > most)
+            most = need;
     }
+    if (rc == GR_OK && !(ec.sel = malloc((most ? most : 1) * sizeof *ec.sel)))
+        rc = GR_ENOMEM;
 
-    int rc = GR_OK;
-    json_t *patch = json_array();
-    json_t *inits = json_array();
-    json_t *vols = json_array();
-    json_t *secrets = json_array();
-    if (!patch || !inits || !vols || !secrets) {
-        rc = OOM(err);
-        goto fail;
+    size_t start = patch->len;
+    jw w = {.b = patch, .rc = rc};
+    if (w.rc == GR_OK)
+        w.rc = gr_buf_reserve(patch, 2048 * nsel + 1024);
+    W_LIT(&w, "[");
+    bool whole = json_array_size(json_object_get(spec, "initContainers")) == 0;
+    bool prepend = cfg->placement == GR_PREFLIGHT_PREPEND;
+    size_t nop = 0;
+    for (size_t i = 0; i < nsel && w.rc == GR_OK; i++) {
+        if (whole && i)
+            W_LIT(&w, ",");
+        if (!whole || i == 0)
+            w_op_begin(&w, nop++, "initContainers", whole, i, prepend);
+        w_container(&w, &ec, sel[i], &pc->checks[sel[i] - cfg->checks]);
+        if (!whole)
+            w_op_end(&w, false);
     }
-    for (size_t i = 0; i < nsel && rc == GR_OK; i++) {
-        json_t *c = NULL;
-        rc = build_container(&bc, sel[i], &c, err);
-        if (rc == GR_OK && json_array_append_new(inits, c))
-            rc = OOM(err);
+    if (whole)
+        w_op_end(&w, true);
+    nop = w_pod_ops(&w, &ec, nop, spec, md);
+    W_LIT(&w, "]");
+    emit_ctx_free(&ec);
+    if (sel != sel_buf)
+        free(sel);
+    if (w.rc != GR_OK) {
+        patch->len = start;
+        if (patch->data)
+            patch->data[start] = 0;
+        gr_preflight_result_clear(res);
+        if (w.rc == GR_ETOOBIG)
+            return gr_err_set(err, GR_ETOOBIG, "the JSON Patch would be larger than %zu bytes",
+                              patch->max);
+        return OOM(err);
     }
-    if (rc == GR_OK && build_volumes(&bc, vols) != GR_OK)
-        rc = OOM(err);
-    const json_t *pod_secrets = json_object_get(spec, "imagePullSecrets");
-    for (size_t i = 0; rc == GR_OK && i < cfg->image_pull_secrets.n; i++) {
-        const char *n = cfg->image_pull_secrets.v[i];
-        if (find_by(pod_secrets, "name", n))
-            continue;
-        if (json_array_append_new(secrets, json_pack("{s:s}", "name", n)))
-            rc = OOM(err);
-    }
-    if (rc != GR_OK)
-        goto fail;
-    res->n_injected = json_array_size(inits);
-    rc = patch_list(patch, spec, "initContainers", inits, cfg->placement == GR_PREFLIGHT_PREPEND,
-                    err);
-    inits = NULL;
-    if (rc == GR_OK)
-        rc = patch_list(patch, spec, "volumes", vols, false, err);
-    vols = NULL;
-    if (rc == GR_OK)
-        rc = patch_list(patch, spec, "imagePullSecrets", secrets, false, err);
-    secrets = NULL;
-    if (rc == GR_OK && cfg->publish.mode == GR_PREFLIGHT_PUBLISH_DEPLOYMENT) { /* PF-176 */
-        const json_t *labels = json_object_get(md, "labels");
-        if (!json_is_object(md)) {
-            rc = gr_json_patch_add(
-                patch, "/metadata",
-                json_pack("{s:{s:s}}", "labels", GR_PREFLIGHT_LABEL_HEALTH_PUB, "true"), err);
-        } else if (!json_is_object(labels)) {
-            rc = gr_json_patch_add(patch, "/metadata/labels",
-                                   json_pack("{s:s}", GR_PREFLIGHT_LABEL_HEALTH_PUB, "true"), err);
-        } else {
-            char *p = gr_json_ptr_build("metadata", "labels", GR_PREFLIGHT_LABEL_HEALTH_PUB, NULL);
-            rc = p ? gr_json_patch_add(patch, p, json_string("true"), err) : OOM(err);
-            free(p);
+    res->n_injected = nsel;
+    res->outcome = GR_PREFLIGHT_INJECTED;
+    return GR_OK;
+}
+
+int gr_preflight_inject(const gr_preflight_config *cfg, const gr_preflight_gang_ops *gang,
+                        const json_t *pod, const char *ns, gr_preflight_result *res, gr_err *err)
+{
+    gr_buf text = GR_BUF_INIT(GR_BUF_DEFAULT_MAX);
+    int rc = gr_preflight_inject_text(cfg, gang, pod, ns, &text, res, err);
+    if (rc == GR_OK && res->outcome == GR_PREFLIGHT_INJECTED) {
+        json_error_t je;
+        res->patch = json_loadb(text.data, text.len, 0, &je);
+        if (!res->patch) {
+            gr_preflight_result_clear(res);
+            rc = json_error_code(&je) == json_error_out_of_memory
+                     ? OOM(err)
+                     : gr_err_set(err, GR_EINVAL,
+                                  "the mutated pod cannot be encoded as JSON (%s); check the "
+                                  "pod's strings are valid UTF-8",
+                                  je.text);
         }
     }
-    if (rc != GR_OK)
-        goto fail;
-    free(sel);
-    res->outcome = GR_PREFLIGHT_INJECTED;
-    res->patch = patch;
-    return GR_OK;
-fail:
-    free(sel);
-    json_decref(patch);
-    json_decref(inits);
-    json_decref(vols);
-    json_decref(secrets);
-    gr_preflight_result_clear(res);
+    gr_buf_free(&text);
     return rc;
 }

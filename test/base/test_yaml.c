@@ -108,6 +108,14 @@ static const okcase ok_cases[] = {
     {"--- ''\n", "[\"\"]"},
     {"--- 42\n--- text\n", "[42,\"text\"]"},
     {"%YAML 1.2\n---\na: 010\n", "[{\"a\":10}]"},
+    /* JSON input takes jansson's path (kubectl's YAMLOrJSONDecoder does the
+     * same); results are the ones the YAML path gives */
+    {"{\"a\":1,\"b\":[1,2.5,null,true,\"x\"],\"c\":-0,\"d\":1e3}",
+     "[{\"a\":1,\"b\":[1,2.5,null,true,\"x\"],\"c\":0,\"d\":1000.0}]"},
+    {"\xef\xbb\xbf \n {\"a\":1}\n{\"b\":2} [3]\n", "[{\"a\":1},{\"b\":2},[3]]"},
+    {"[1]\n---\n[2]\n", "[[1],[2]]"},
+    {"{a: 1, \"b\": [x]}", "[{\"a\":1,\"b\":[\"x\"]}]"},
+    {"{\"a\": 1} # comment\n", "[{\"a\":1}]"},
     {"\xef\xbb\xbf"
      "a: 1\n",
      "[{\"a\":1}]"},
@@ -177,6 +185,10 @@ static const errcase err_cases[] = {
     {"a: 1\n- b\n", GR_EPARSE, "t.yaml:2:"},
     {"\ta: 1\n", GR_EPARSE, "t.yaml:1:"},
     {"a: \"unterminated\n", GR_EPARSE, "t.yaml:"},
+    /* JSON that jansson rejects is parsed as YAML, for positioned errors */
+    {"{\"a\": 1,\n \"a\": 2}", GR_EPARSE, "t.yaml:2:2: duplicate key \"a\""},
+    {"{\"n\": 99999999999999999999}", GR_EPARSE, "integer 99999999999999999999 is out of range"},
+    {"{\"a\": 1} x", GR_EPARSE, "t.yaml:1:"},
     /* an odd run of quotes never closes (libfyaml 0.7.12 accepts it) */
     {"k: '''''''''''''''''\n", GR_EPARSE, "single-quoted scalar without closing quote"},
     /* bad UTF-8 */
@@ -270,6 +282,24 @@ static void test_depth_cap(void **state)
         gr_buf_putc(&b, ']');
     assert_int_equal(gr_yaml_load_all(b.data, b.len, "deep", &docs, &e), GR_OK);
     json_decref(docs);
+    /* the same through the JSON path: balanced, too deep for us (257) and
+     * too deep for jansson (3000); never retried as YAML */
+    int depths[] = {GR_YAML_MAX_DEPTH, GR_YAML_MAX_DEPTH + 1, 3000};
+    for (size_t d = 0; d < 3; d++) {
+        gr_buf_reset(&b);
+        for (int i = 0; i < depths[d]; i++)
+            gr_buf_putc(&b, '[');
+        for (int i = 0; i < depths[d]; i++)
+            gr_buf_putc(&b, ']');
+        int rc = gr_yaml_load_all(b.data, b.len, "deepjson", &docs, &e);
+        if (d == 0) {
+            assert_int_equal(rc, GR_OK);
+            json_decref(docs);
+        } else {
+            assert_int_equal(rc, GR_ETOOBIG);
+            assert_string_equal(e.msg, "deepjson: nesting deeper than 256 levels");
+        }
+    }
     gr_buf_free(&b);
 }
 

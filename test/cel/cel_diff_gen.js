@@ -194,8 +194,14 @@ function nonEmptyLit() {
   return l;
 }
 
+function tsExpr() {
+  const lit = pick(["'2024-05-01T12:00:00Z'", "'2024-02-29T23:59:59.5+01:00'", "'1970-01-01T00:00:00Z'", "'2023-12-31T23:00:00-08:00'", "'9999-12-31T12:00:00Z'"]);
+  const base = S === SITES.node && chance(0.5) ? "timestamp(node.status.conditions[0].lastTransitionTime)" : `timestamp(${lit})`;
+  return chance(0.3) ? `(${base} ${pick(["+", "-"])} duration(${pick(["'1h'", "'36h'", "'-15m'", "'2s'"])}))` : base;
+}
+
 function intLit() {
-  return pick(["0", "1", "2", "-1", "8", "16", "100", "900", "9223372036854775807", "-9223372036854775808", "0x10", String(ri(50))]);
+  return pick(["0", "1", "2", "-1", "8", "16", "100", "900", "9223372036854775807", "0x10", String(ri(50))]);
 }
 
 function dblLit() {
@@ -212,6 +218,27 @@ function dblLit() {
 //  * has(x.f) on an int/string/list operand is false (cel-go: an error);
 //    has() is only applied to maps here.
 //  * the global overload matches(s, re) is missing.
+//  * uint division of a dividend >= 2^63 fails with "int overflow";
+//    uint division gets small dividends.
+//  * `--9223372036854775808` is the out-of-range int 2^63 instead of an
+//    error, and -(-(x)) is x even for x = int64 min (cel-go: an overflow);
+//    negation is generated as -(x) and int64 min is not a literal here.
+//  * `null in {map}` is a "no matching overload" error (cel-go, gr_cel:
+//    false); no null values are generated.
+//  * split(sep, n) with n > 0 truncates like JavaScript instead of leaving
+//    the rest in the last element (Go's strings.SplitN); replace(a, b, -1)
+//    replaces nothing instead of everything. Those counts are not generated.
+//  * timestamp accessors getDayOfMonth/getDate/getDayOfYear are wrong on some
+//    dates (2024-04-30 has getDayOfMonth() 0, 1970-01-01T00:15Z has
+//    getDayOfYear() 1; cel-go: 29 and 0), and dates past 9999-12-31 in a
+//    time zone are mishandled; those accessors are not generated.
+//  * subtracting a sub-second duration from a timestamp normalises the
+//    nanoseconds wrongly (epoch - 1ns reads as hour 0 of 1970-01-01's
+//    weekday); durations added to timestamps here are whole seconds.
+//  * int/uint versus double comparisons are exact, where cel-go (and gr_cel)
+//    convert the integer to double: 18446744073709551615u ==
+//    double(18446744073709551615u) is true in cel-go. Mixed-type comparisons
+//    here use values below 2^53.
 //  * 'abc'.replace('', x) does not insert x around every code point as Go's
 //    strings.Replace (cel-go, gr_cel) does; replace() gets non-empty needles.
 let S; // current site
@@ -235,7 +262,7 @@ function gen(type, d) {
     case "any":
       return gen(pick(["bool", "int", "dbl", "str", "list", "uint"]), d);
     case "uint":
-      return pick([() => pick(["0u", "1u", "18446744073709551615u", "42u"]), () => `uint(${gen("int", d - 1)})`, () => `${gen("uint", d - 1)} ${pick(["+", "-", "*", "/", "%"])} ${gen("uint", d - 1)}`])();
+      return pick([() => pick(["0u", "1u", "18446744073709551615u", "42u"]), () => `uint(${gen("int", d - 1)})`, () => `${gen("uint", d - 1)} ${pick(["+", "-", "*", "%"])} ${gen("uint", d - 1)}`, () => `${pick(["7u", "100u", "0u"])} / ${gen("uint", d - 1)}`])();
     default:
       throw new Error("type " + type);
   }
@@ -261,21 +288,32 @@ function leaf(type) {
       return pick(["[]", "[1, 2, 3]", "['a', 'b']", "[1, 2.0, 3u]", "['gke', 'eks']", "[[1], [2, 3]]"]);
     case "map":
       return pick(["{}", "{'a': 1, 'b': 2}", "{1: 'x', 2u: 'y', true: 'z'}", "{'gke': 4, 'eks': 8}"]);
-    default:
-      return "null";
+    default: // "any"
+      return leaf(pick(["bool", "int", "dbl", "str", "uint", "list", "map"]));
   }
 }
 
-function num(d) {
-  return gen(pick(["int", "int", "dbl", "uint"]), d);
+// Mixed-type numeric comparisons use values below 2^53 (see the deviations).
+function smallNum() {
+  const t = pick(["int", "dbl", "uint"]);
+  const atoms = S[t] || [];
+  if (atoms.length && chance(0.5)) return pick(atoms);
+  if (t === "int") return pick(["0", "1", "-1", "8", "900", "4503599627370496"]);
+  if (t === "uint") return pick(["0u", "1u", "8u", "900u"]);
+  return pick(["0.0", "-0.0", "1.5", "900.0", "899.5", "8.0", "1e300", "-1e-7"]);
 }
 
 function genBool(d) {
   const k = d - 1;
   const f = pick([
-    () => `${num(k)} ${pick(["==", "!=", "<", "<=", ">", ">="])} ${num(k)}`,
+    () => {
+      const t = pick(["int", "dbl", "uint"]);
+      return `${gen(t, k)} ${pick(["==", "!=", "<", "<=", ">", ">="])} ${gen(t, k)}`;
+    },
+    () => `${smallNum()} ${pick(["==", "!=", "<", "<=", ">", ">="])} ${smallNum()}`,
     () => `${gen("str", k)} ${pick(["==", "!=", "<", ">="])} ${gen("str", k)}`,
     () => `!${gen("bool", k)}`,
+    () => `!!(${gen("any", k)})`,
     () => `${gen("bool", k)} && ${gen("bool", k)}`,
     () => `${gen("bool", k)} || ${gen("bool", k)}`,
     () => `(${gen("bool", k)} ? ${gen("bool", k)} : ${gen("bool", k)})`,
@@ -293,6 +331,8 @@ function genBool(d) {
     () => `${gen("any", k)} == ${gen("any", k)}`,
     () => `bool(${pick(["'true'", "'false'", "'1'", "'t'", "'TRUE'", "'yes'"])})`,
     () => (S.bool.length ? `${pick(S.bool)} == ${pick(["true", "false"])}` : "true"),
+    () => `${tsExpr()} ${pick(["<", "<=", "==", "!=", ">"])} ${tsExpr()}`,
+    () => `${tsExpr()} - ${tsExpr()} ${pick(["<", ">=", "=="])} duration(${pick(["'1h'", "'90m'", "'0s'", "'-1.5s'", "'720h'"])})`,
     () => `type(${gen("any", k)}) == ${pick(["int", "uint", "double", "string", "bool", "list", "map", "null_type"])}`,
   ]);
   return f();
@@ -302,7 +342,8 @@ function genInt(d) {
   const k = d - 1;
   return pick([
     () => `${gen("int", k)} ${pick(["+", "-", "*", "/", "%"])} ${gen("int", k)}`,
-    () => `-${gen("int", k)}`,
+    () => `-(${gen("int", k)})`,
+    () => `--${pick(S.int.length ? S.int : ["(3)"])}`,
     () => `size(${gen(pick(["str", "list", "map"]), k)})`,
     () => `${gen("str", k)}.size()`,
     () => `int(${gen(pick(["dbl", "uint"]), k)})`,
@@ -310,6 +351,9 @@ function genInt(d) {
     () => `(${gen("bool", k)} ? ${gen("int", k)} : ${gen("int", k)})`,
     () => `${gen("str", k)}.${pick(["indexOf", "lastIndexOf"])}(${gen("str", k)})`,
     () => `${gen("list", k)}.filter(x, ${withLocal("x", "any", () => gen("bool", k))}).size()`,
+    () => `${tsExpr()}.${pick(["getFullYear", "getMonth", "getDayOfWeek", "getHours", "getMinutes", "getSeconds", "getMilliseconds"])}(${pick(["", "", "'UTC'", "'+05:30'", "'America/Los_Angeles'", "'Europe/Berlin'"])})`,
+    () => `duration(${pick(["'1h30m'", "'-90s'", "'1.5s'", "'300ms'", "'2h'"])}).${pick(["getHours", "getMinutes", "getSeconds", "getMilliseconds"])}()`,
+    () => `int(${tsExpr()})`,
     () => `[${gen("int", k)}, ${gen("int", k)}][${pick(["0", "1", "2", "-1", "1u", "1.0"])}]`,
   ])();
 }
@@ -318,7 +362,7 @@ function genDbl(d) {
   const k = d - 1;
   return pick([
     () => `${gen("dbl", k)} ${pick(["+", "-", "*", "/"])} ${gen("dbl", k)}`,
-    () => `-${gen("dbl", k)}`,
+    () => `-(${gen("dbl", k)})`,
     () => `double(${gen(pick(["int", "uint"]), k)})`,
     () => `double(${pick(["'1.5'", "'1e3'", "'NaN'", "'-Infinity'", "'-0.25'", "'2.5e-3'"])})`,
     () => `(${gen("bool", k)} ? ${gen("dbl", k)} : ${gen("dbl", k)})`,
@@ -331,7 +375,7 @@ function genStr(d) {
     () => `${gen("str", k)} + ${gen("str", k)}`,
     () => `${gen("str", k)}.${pick(["lowerAscii", "upperAscii", "trim"])}()`,
     () => `${gen("str", k)}.replace(${nonEmptyLit()}, ${gen("str", k)})`,
-    () => `${gen("str", k)}.replace(${nonEmptyLit()}, ${strLit()}, ${pick(["0", "1", "-1", "2"])})`,
+    () => `${gen("str", k)}.replace(${nonEmptyLit()}, ${strLit()}, ${pick(["0", "1", "2"])})`,
     () => `${gen("str", k)}.substring(${pick(["0", "1", "2", "-1", "5", "100"])})`,
     () => `${gen("str", k)}.substring(${pick(["0", "1", "3"])}, ${pick(["1", "2", "4", "0"])})`,
     () => `${gen("str", k)}.charAt(${pick(["0", "1", "3", "-1", "100"])})`,
@@ -349,7 +393,7 @@ function genList(d) {
     () => `[${gen("any", k)}, ${gen("any", k)}]`,
     () => `${gen("list", k)} + ${gen("list", k)}`,
     () => `${gen("str", k)}.split(${pick(["','", "'-'", "'.'", "''"])})`,
-    () => `${gen("str", k)}.split(${pick(["','", "'-'"])}, ${pick(["0", "1", "2", "-1"])})`,
+    () => `${gen("str", k)}.split(${pick(["','", "'-'"])}, ${pick(["0", "-1"])})`,
     () => comp("map", "list", k),
     () => comp("filter", "list", k),
     () => `${gen("map", k)}.map(k, k)`,

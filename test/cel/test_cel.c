@@ -337,8 +337,17 @@ static void test_limits(void **state)
     deep[n++] = '1';
     deep[n] = 0;
     assert_int_equal(gr_cel_compile(deep, n, NULL, 0, NULL, &p, NULL, &err), GR_ETOOBIG);
-    memset(deep, '!', 1000);
-    strcpy(deep + 1000, "true");
+    /* `!!…` runs are elided (see test_unary_runs); alternate to nest deeply */
+    n = 0;
+    for (int i = 0; i < 500; i++) {
+        deep[n++] = '!';
+        deep[n++] = '(';
+    }
+    strcpy(deep + n, "true");
+    n += 4;
+    for (int i = 0; i < 500; i++)
+        deep[n++] = ')';
+    deep[n] = 0;
     assert_int_equal(gr_cel_compile(deep, strlen(deep), NULL, 0, NULL, &p, NULL, &err), GR_ETOOBIG);
     /* cost: nested comprehensions over a growing list */
     const char *e = "[1,2,3,4,5,6,7,8,9,10].map(a, [1,2,3,4,5,6,7,8,9,10].map(b, "
@@ -614,6 +623,33 @@ static void test_threads(void **state)
     gr_cel_program_free(p);
 }
 
+/* Runs of unary operators behave as in cel-go / cel-es (found by the
+ * differential test): an even run is elided, an odd run applies once. */
+static void test_unary_runs(void **state)
+{
+    (void)state;
+    gr_cel_val v;
+    gr_err err;
+    assert_true(eval_b("!!true"));
+    assert_false(eval_b("!!!true"));
+    assert_true(eval_b("!!null == null"));        /* `!!null` is `null`, not an error */
+    assert_false(eval_b("!!1 in [[1], [2, 3]]")); /* `!!1` is `1` */
+    assert_int_equal(eval_int("--5"), 5);
+    assert_int_equal(eval_int("---5"), -5);
+    assert_false(eval_b("!!-1 in [1, 2]")); /* a signed literal after `!` */
+    assert_int_not_equal(eval1("!-1", NULL, GR_CEL_DYN, NULL, &v, &err), GR_OK); /* no overload */
+    assert_int_equal(eval1("!-x", NULL, GR_CEL_DYN, NULL, &v, &err), GR_EPARSE);
+    assert_int_equal(eval_int("-(-(5))"), 5);
+    assert_int_equal(eval_int("-9223372036854775807 - 1"), INT64_MIN);
+    assert_int_equal(eval_int("-9223372036854775808"), INT64_MIN);
+    /* `--9223372036854775808` is the out-of-range literal 9223372036854775808 */
+    assert_int_not_equal(eval1("--9223372036854775808", NULL, GR_CEL_DYN, NULL, &v, &err), GR_OK);
+    assert_int_not_equal(eval1("-(-9223372036854775808)", NULL, GR_CEL_DYN, NULL, &v, &err),
+                         GR_OK);
+    /* the global form of matches() is standard CEL */
+    assert_true(eval_b("matches('gpu-node-1', '^gpu')"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -623,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_literals_and_ops),    cmocka_unit_test(test_runtime_errors),
         cmocka_unit_test(test_string_ext),          cmocka_unit_test(test_time),
         cmocka_unit_test(test_values_json),         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_unary_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

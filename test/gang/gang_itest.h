@@ -171,8 +171,9 @@ static const char *cm_data(const json_t *cm, const char *key)
 }
 
 /* Poll until data[key] == want; returns the ConfigMap (caller decrefs). */
-static json_t *wait_cm_data(genv *g, const char *ns, const char *cm, const char *key,
-                            const char *want, int timeout_s)
+__attribute__((unused)) static json_t *wait_cm_data(genv *g, const char *ns, const char *cm,
+                                                    const char *key, const char *want,
+                                                    int timeout_s)
 {
     for (int i = 0; i < timeout_s * 10; i++) {
         json_t *o = get_cm(g, ns, cm);

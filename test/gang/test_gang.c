@@ -320,8 +320,8 @@ static void test_min_count(void **state)
     json_decref(o);
     o = J("{\"spec\":{\"minMember\":\"2\"}}");
     assert_int_equal(gr_gang_min_count(d, &a, o, &n, &err), GR_EINVAL);
-    assert_string_equal(err.msg,
-                        "minCountExpr \"podGroup.spec.minMember\" returned non-numeric type string");
+    assert_string_equal(
+        err.msg, "minCountExpr \"podGroup.spec.minMember\" returned non-numeric type string");
     json_decref(o);
     o = J("{\"spec\":{}}");
     assert_int_equal(gr_gang_min_count(d, &a, o, &n, &err), GR_EINVAL);
@@ -360,7 +360,8 @@ static void test_pod_trim(void **state)
         "\"nvsentinel.nvidia.com/preflight-checks\":\"a\"},\"labels\":{\"app\":\"x\"}},"
         "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\"}],\"initContainers\":[{}],"
         "\"schedulingGroup\":{\"podGroupName\":\"g\"},\"volumes\":[{\"name\":\"data\",\"emptyDir\":"
-        "{}},{\"name\":\"nvsentinel-preflight-gang-config\",\"configMap\":{\"name\":\"preflight-x\","
+        "{}},{\"name\":\"nvsentinel-preflight-gang-config\",\"configMap\":{\"name\":\"preflight-"
+        "x\","
         "\"optional\":true}}]},\"status\":{\"phase\":\"Running\",\"podIP\":\"10.1.1.1\","
         "\"conditions\":[{}]}}");
     const char *ak[] = {"scheduling.k8s.io/group-name"};

@@ -47,17 +47,17 @@ static void test_native_podgroup(void **state)
 
     /* admission-time skeleton: expected_count read from the PodGroup (R9) */
     json_t *o = get_cm(&g, ns, cm);
-    assert_non_null(o); /* PF-143 */
-    assert_string_equal(cm_data(o, "gang_id"), want_id);      /* PF-151 */
-    assert_string_equal(cm_data(o, "expected_count"), "2");   /* PF-90, PF-147 */
-    assert_string_equal(cm_data(o, "master_port"), "29500");  /* PF-150 */
+    assert_non_null(o);                                      /* PF-143 */
+    assert_string_equal(cm_data(o, "gang_id"), want_id);     /* PF-151 */
+    assert_string_equal(cm_data(o, "expected_count"), "2");  /* PF-90, PF-147 */
+    assert_string_equal(cm_data(o, "master_port"), "29500"); /* PF-150 */
     assert_string_equal(cm_data(o, "peers"), "");
     assert_string_equal(cm_data(o, "master_addr"), "");
     json_t *labels = json_object_get(json_object_get(o, "metadata"), "labels");
     assert_string_equal(json_string_value(json_object_get(labels, GR_GANG_LABEL_MANAGED_BY)),
                         "preflight"); /* PF-152 */
-    json_t *ref = json_array_get(
-        json_object_get(json_object_get(o, "metadata"), "ownerReferences"), 0);
+    json_t *ref =
+        json_array_get(json_object_get(json_object_get(o, "metadata"), "ownerReferences"), 0);
     assert_string_equal(json_string_value(json_object_get(ref, "apiVersion")),
                         "scheduling.k8s.io/v1alpha2");
     assert_string_equal(json_string_value(json_object_get(ref, "kind")), "PodGroup");
@@ -69,8 +69,8 @@ static void test_native_podgroup(void **state)
     create_member(&g, ns, "w-0", cm, "", sg);
     /* no IP yet: no peer */
     set_ip(&g, ns, "w-1", "10.0.0.11");
-    o = wait_cm_data(&g, ns, cm, "peers",
-                     "w-1;10.0.0.11;0;preflight-nccl-allreduce", 30); /* PF-145 */
+    o = wait_cm_data(&g, ns, cm, "peers", "w-1;10.0.0.11;0;preflight-nccl-allreduce",
+                     30); /* PF-145 */
     assert_string_equal(cm_data(o, "master_addr"), "10.0.0.11");
     json_decref(o);
     set_ip(&g, ns, "w-0", "fd00::10");
@@ -97,14 +97,20 @@ static void test_native_podgroup(void **state)
      * collector). Without the controller manager only the reference is
      * asserted (above). */
     if (t->cluster.controller_manager) {
+        /* the PodGroup carries a protection finalizer while pods reference
+         * it: remove the pods first, then the PodGroup */
+        assert_int_equal(gr_harness_kubectl(&t->cluster, &r, "-n", ns, "delete", "pods", "--all",
+                                            "--grace-period=0", "--force", "--wait=false", NULL),
+                         0);
+        gr_harness_result_free(&r);
         assert_int_equal(gr_harness_kubectl(&t->cluster, &r, "-n", ns, "delete",
                                             "podgroups.scheduling.k8s.io", "training-workers",
-                                            NULL),
+                                            "--wait=false", NULL),
                          0);
         gr_harness_result_free(&r);
         char res[300];
         snprintf(res, sizeof res, "configmap/%s", cm);
-        assert_int_equal(gr_harness_wait(&t->cluster, ns, res, "delete", 60), 0);
+        assert_int_equal(gr_harness_wait(&t->cluster, ns, res, "delete", 120), 0);
     } else {
         print_message("kube-controller-manager not running: GC asserted via ownerReference only\n");
     }
@@ -120,13 +126,12 @@ static void test_volcano_late_podgroup(void **state)
 {
     gr_harness_ctx *t = *state;
     const char *ns = t->ns;
-    assert_int_equal(gr_harness_apply_file(&t->cluster, NULL,
-                                           "test/fixtures/crds/volcano-podgroup.yaml"),
-                     0);
-    assert_int_equal(gr_harness_apply_file(
-                         &t->cluster, NULL,
-                         "deploy/gang/preflight.nvsentinel.nvidia.com_preflightconfigs.yaml"),
-                     0);
+    assert_int_equal(
+        gr_harness_apply_file(&t->cluster, NULL, "test/fixtures/crds/volcano-podgroup.yaml"), 0);
+    assert_int_equal(
+        gr_harness_apply_file(&t->cluster, NULL,
+                              "deploy/gang/preflight.nvsentinel.nvidia.com_preflightconfigs.yaml"),
+        0);
     genv g;
     genv_start(&g, t, CFG_NATIVE, NULL);
     apply_yaml(t, ns,
@@ -176,8 +181,8 @@ static void test_volcano_late_podgroup(void **state)
                "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata:\n"
                "  name: job-a\nspec:\n  minMember: 2\n");
     o = wait_cm_data(&g, ns, cm, "expected_count", "2", 60);
-    json_t *ref = json_array_get(
-        json_object_get(json_object_get(o, "metadata"), "ownerReferences"), 0);
+    json_t *ref =
+        json_array_get(json_object_get(json_object_get(o, "metadata"), "ownerReferences"), 0);
     assert_string_equal(json_string_value(json_object_get(ref, "apiVersion")),
                         "scheduling.volcano.sh/v1beta1");
     assert_string_equal(json_string_value(json_object_get(ref, "kind")), "PodGroup");
@@ -288,8 +293,8 @@ static void test_workload(void **state)
     snprintf(want, sizeof want, "kubernetes-%s-training-job-workload-workers", ns);
     assert_string_equal(cm_data(o, "gang_id"), want);
     assert_string_equal(cm_data(o, "expected_count"), "2"); /* PF-92 */
-    json_t *ref = json_array_get(
-        json_object_get(json_object_get(o, "metadata"), "ownerReferences"), 0);
+    json_t *ref =
+        json_array_get(json_object_get(json_object_get(o, "metadata"), "ownerReferences"), 0);
     assert_string_equal(json_string_value(json_object_get(ref, "kind")), "Workload");
     json_decref(o);
     create_member(&g, ns, "w-a", cm, "", "");
@@ -307,10 +312,10 @@ static void test_pfc_precedence(void **state)
 {
     gr_harness_ctx *t = *state;
     const char *ns = t->ns;
-    assert_int_equal(gr_harness_apply_file(
-                         &t->cluster, NULL,
-                         "deploy/gang/preflight.nvsentinel.nvidia.com_preflightconfigs.yaml"),
-                     0);
+    assert_int_equal(
+        gr_harness_apply_file(&t->cluster, NULL,
+                              "deploy/gang/preflight.nvsentinel.nvidia.com_preflightconfigs.yaml"),
+        0);
     genv g;
     genv_start(&g, t, CFG_NATIVE, NULL);
     /* an unresolvable GVR: invalid, the namespace keeps the default */
@@ -393,17 +398,15 @@ static void test_pfc_precedence(void **state)
     gr_harness_result_free(&r);
 
     /* deleting the active config: the remaining one takes over (oldest left) */
-    assert_int_equal(gr_harness_kubectl(&t->cluster, &r, "-n", ns, "delete", "pfc", "first",
-                                        NULL),
+    assert_int_equal(gr_harness_kubectl(&t->cluster, &r, "-n", ns, "delete", "pfc", "first", NULL),
                      0);
     gr_harness_result_free(&r);
     assert_int_equal(gr_harness_wait_jsonpath(&t->cluster, ns, "preflightconfig/second",
                                               "{.status.discoverer}", "kubernetes", 30),
                      0);
     snprintf(yaml, sizeof yaml, "gangs.%s", group);
-    assert_int_equal(gr_harness_kubectl(&t->cluster, &r, "delete", "crd", yaml, "--wait=false",
-                                        NULL),
-                     0);
+    assert_int_equal(
+        gr_harness_kubectl(&t->cluster, &r, "delete", "crd", yaml, "--wait=false", NULL), 0);
     gr_harness_result_free(&r);
     genv_stop(&g);
     gr_harness_passed(t);
@@ -421,8 +424,7 @@ int main(void)
                                         gr_harness_teardown),
         cmocka_unit_test_setup_teardown(test_kai_label, gr_harness_setup, gr_harness_teardown),
         cmocka_unit_test_setup_teardown(test_workload, gr_harness_setup, gr_harness_teardown),
-        cmocka_unit_test_setup_teardown(test_pfc_precedence, gr_harness_setup,
-                                        gr_harness_teardown),
+        cmocka_unit_test_setup_teardown(test_pfc_precedence, gr_harness_setup, gr_harness_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -134,7 +134,13 @@ inject() {
 }
 
 cmd_assert() {
-  local got
+  local got crd=preflight.nvsentinel.nvidia.com_preflightconfigs.yaml
+  # PF-118: the chart ships the PreflightConfig CRD of the gang controller
+  # (deploy/gang) unchanged.
+  if [[ -f $ROOT/deploy/gang/$crd ]]; then
+    cmp -s "$ROOT/deploy/gang/$crd" "$CHART/charts/preflight/crds/$crd" ||
+      die "PF-118: $CHART/charts/preflight/crds/$crd differs from deploy/gang/$crd (copy it over)"
+  fi
   # --- PF-03: off by default: no values render nothing.
   load disabled
   eq PF-03 "$(q 'length')" 0 "objects rendered without global.preflight.enabled"

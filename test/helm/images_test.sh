@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# test/helm/images_test.sh — builds the four images with scripts/build-images
+# from the programs of this build tree and checks them:
+#   * the OCI layout is consistent (every digest and size matches its blob,
+#     the gunzipped layer matches the config's diff_id), and an independent
+#     reader (umoci, skopeo) accepts it when installed;
+#   * each root filesystem holds only our programs, their libraries, the
+#     idle entrypoint and /etc/{passwd,group,nsswitch.conf} — no shell;
+#   * every program starts inside its image (chroot as the image user when
+#     possible, else through the image's own dynamic loader) and the checks
+#     exit with their documented configuration-error codes in an empty
+#     environment (PF-225, PF-229, PF-235);
+#   * the image-cache hold command works: gpuready-idle as PID 1 of a new PID
+#     namespace exits 0 on SIGTERM (PF-22);
+#   * the build is reproducible (same manifest digest twice);
+#   * each image is under 50 MB (uncompressed) unless the programs are built
+#     with sanitizers.
+#
+#   images_test.sh BINDIR     (BINDIR: the CMake build tree)
+set -euo pipefail
+
+ROOT=${GR_SOURCE_DIR:-$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)}
+BINDIR=${1:?usage: images_test.sh BINDIR}
+die() { printf 'images_test: FAIL: %s\n' "$*" >&2; exit 1; }
+note() { printf 'images_test: %s\n' "$*"; }
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gr-images-test.XXXXXX")
+cleanup() {
+  [[ -n ${idle_pid:-} ]] && kill -KILL "$idle_pid" 2>/dev/null
+  rm -rf -- "$WORK"
+}
+trap cleanup EXIT
+OUT=$WORK/out
+IMAGES=(preflight preflight-dcgm-diag preflight-nccl-loopback preflight-nccl-allreduce)
+
+SOURCE_DATE_EPOCH=0 "$ROOT/scripts/build-images" --bindir "$BINDIR" --out "$OUT" --archive \
+  >"$WORK/build.out" 2>"$WORK/build.err" || { cat "$WORK/build.err"; die "scripts/build-images failed"; }
+cat "$WORK/build.out"
+
+blobsha() { sha256sum "$1" | cut -d' ' -f1; }
+check_blob() { # layout digest size what
+  local f=$1/blobs/sha256/${2#sha256:}
+  [[ -f $f ]] || die "$4: blob $2 missing"
+  [[ $(blobsha "$f") == "${2#sha256:}" ]] || die "$4: blob $2 does not match its digest"
+  [[ $(stat -c %s "$f") == "$3" ]] || die "$4: blob $2 size $(stat -c %s "$f") != $3"
+}
+
+# How to run a program inside an image root.
+CHROOT=$(command -v chroot || true)
+UNSHARE=$(command -v unshare || true)
+if [[ $(id -u) == 0 ]] && [[ -n $CHROOT ]]; then
+  in_image() { local r=$1; shift; env -i "$CHROOT" --userspec=65532:65532 "$r" "$@"; }
+  how="chroot as 65532:65532"
+elif [[ -n $UNSHARE && -n $CHROOT ]] && "$UNSHARE" -r true 2>/dev/null; then
+  in_image() { local r=$1; shift; env -i "$UNSHARE" -r "$CHROOT" "$r" "$@"; }
+  how="unshare -r chroot"
+else
+  in_image() { # the image's own loader and libraries, no chroot
+    local r=$1 prog=$2; shift 2
+    env -i "$r/lib64/ld-linux-x86-64.so.2" --library-path "$r/lib/x86_64-linux-gnu:$r/usr/lib/x86_64-linux-gnu" "$r$prog" "$@"
+  }
+  how="the image's dynamic loader"
+fi
+note "running programs with $how"
+
+sanitized=0
+for img in "${IMAGES[@]}"; do
+  layout=$OUT/$img rootfs=$OUT/$img.rootfs
+  [[ $(jq -r .imageLayoutVersion "$layout/oci-layout") == 1.0.0 ]] || die "$img: oci-layout"
+  m=$(jq -c '.manifests[0]' "$layout/index.json")
+  check_blob "$layout" "$(jq -r .digest <<<"$m")" "$(jq -r .size <<<"$m")" "$img manifest"
+  mf=$layout/blobs/sha256/$(jq -r '.digest | ltrimstr("sha256:")' <<<"$m")
+  [[ $(jq -r .mediaType "$mf") == application/vnd.oci.image.manifest.v1+json ]] || die "$img: manifest mediaType"
+  check_blob "$layout" "$(jq -r .config.digest "$mf")" "$(jq -r .config.size "$mf")" "$img config"
+  check_blob "$layout" "$(jq -r '.layers[0].digest' "$mf")" "$(jq -r '.layers[0].size' "$mf")" "$img layer"
+  cfg=$layout/blobs/sha256/$(jq -r '.config.digest | ltrimstr("sha256:")' "$mf")
+  layer=$layout/blobs/sha256/$(jq -r '.layers[0].digest | ltrimstr("sha256:")' "$mf")
+  [[ "sha256:$(gzip -dc "$layer" | sha256sum | cut -d' ' -f1)" == "$(jq -r '.rootfs.diff_ids[0]' "$cfg")" ]] ||
+    die "$img: layer does not match diff_id"
+  [[ $(jq -r .config.User "$cfg") == 65532:65532 ]] || die "$img: not running as 65532"
+  entry=$(jq -r '.config.Entrypoint[0]' "$cfg")
+  [[ -x $rootfs$entry ]] || die "$img: entrypoint $entry missing"
+  # The layer holds exactly the assembled root filesystem, owned by root.
+  diff <(gzip -dc "$layer" | tar -t | sed 's|/$||' | LC_ALL=C sort) \
+       <(cd "$rootfs" && find . -mindepth 1 -printf '%P\n' | LC_ALL=C sort) >/dev/null ||
+    die "$img: layer contents differ from the root filesystem"
+  [[ -z $(gzip -dc "$layer" | tar -tv --numeric-owner | awk '$2 != "0/0"') ]] || die "$img: files not owned by 0/0"
+  # Minimal: only our programs, libraries, the idle entrypoint, three /etc files.
+  extra=$(cd "$rootfs" && find . -mindepth 1 \( -type f -o -type l \) -printf '%P\n' |
+    grep -Ev '^(usr/local/bin/[a-z-]+|(usr/)?lib(64|/x86_64-linux-gnu)/[^/]+\.so[.0-9]*|lib64/ld-linux-x86-64\.so\.2|etc/(passwd|group|nsswitch\.conf))$' || true)
+  [[ -z $extra ]] || die "$img: unexpected files: $extra"
+  [[ ! -e $rootfs/bin/sh ]] || die "$img: has a shell"
+  [[ -x $rootfs/usr/local/bin/gpuready-idle ]] || die "PF-22: $img has no idle entrypoint"
+  if find "$rootfs" -name 'libasan.so*' -o -name 'libubsan.so*' | grep -q .; then sanitized=1; fi
+  note "$img: layout ok, $(find "$rootfs" -type f | wc -l) files"
+done
+
+# Independent readers.
+if command -v umoci >/dev/null; then
+  umoci_args=()
+  [[ $(id -u) == 0 ]] || umoci_args=(--rootless)
+  for img in "${IMAGES[@]}"; do
+    umoci unpack "${umoci_args[@]}" --image "$OUT/$img:$(jq -r '.manifests[0].annotations["org.opencontainers.image.ref.name"]' "$OUT/$img/index.json")" \
+      "$WORK/bundle-$img" >/dev/null 2>"$WORK/umoci.err" || { cat "$WORK/umoci.err"; die "umoci cannot unpack $img"; }
+  done
+  note "umoci unpacks every image"
+else
+  note "umoci not installed: layout checked by this script only"
+fi
+if command -v skopeo >/dev/null; then
+  skopeo inspect "oci-archive:$OUT/preflight.oci.tar" >/dev/null || die "skopeo cannot read preflight.oci.tar"
+  note "skopeo reads the OCI archive"
+fi
+
+# Programs start inside their images.
+rf=$OUT/preflight.rootfs
+in_image "$rf" /usr/local/bin/gpuready-preflight-gang --help >"$WORK/o" 2>&1 ||
+  { cat "$WORK/o"; die "gpuready-preflight-gang does not start in its image"; }
+mkdir -p "$rf/tmp/t" && chmod 0755 "$rf/tmp/t"
+cat >"$rf/tmp/t/config.yaml" <<'EOF'
+initContainers:
+  - name: preflight-dcgm-diag
+    image: ghcr.io/gpuready/preflight-dcgm-diag:0.1.0
+EOF
+chmod 0644 "$rf/tmp/t/config.yaml"
+in_image "$rf" /usr/local/bin/gpuready-preflight check-config --config /tmp/t/config.yaml >"$WORK/o" 2>&1 ||
+  { cat "$WORK/o"; die "gpuready-preflight check-config does not run in its image"; }
+rm -rf -- "$rf/tmp/t"
+declare -A want=([preflight-dcgm-diag]=1 [preflight-nccl-loopback]=2 [preflight-nccl-allreduce]=2)
+for img in preflight-dcgm-diag preflight-nccl-loopback preflight-nccl-allreduce; do
+  rc=0
+  in_image "$OUT/$img.rootfs" "/usr/local/bin/$img" >"$WORK/o" 2>&1 || rc=$?
+  ! grep -q 'error while loading shared libraries' "$WORK/o" || { cat "$WORK/o"; die "$img: missing libraries"; }
+  grep -q '"level":"error"' "$WORK/o" || { cat "$WORK/o"; die "$img: no JSON error log"; }
+  # PF-225 (dcgm-diag 1), PF-229 (loopback 2), PF-235 (allreduce 2): no NODE_NAME/POD_NAME.
+  [[ $rc == "${want[$img]}" ]] || { cat "$WORK/o"; die "$img: configuration error exit $rc, want ${want[$img]}"; }
+done
+note "every program starts in its image"
+
+# PF-22: the image-cache hold command. As PID 1 of a new PID namespace when
+# possible (the kernel drops SIG_DFL signals to init), else as a plain process.
+idle_root=$OUT/preflight-nccl-allreduce.rootfs
+if [[ $(id -u) == 0 && -n $UNSHARE && -n $CHROOT ]] && "$UNSHARE" -p -f true 2>/dev/null; then
+  "$UNSHARE" -p -f "$CHROOT" --userspec=65532:65532 "$idle_root" /usr/local/bin/gpuready-idle &
+  outer=$!
+  for _ in $(seq 50); do idle_pid=$(pgrep -P "$outer" || true); [[ -n $idle_pid ]] && break; sleep 0.1; done
+  [[ -n $idle_pid ]] || die "gpuready-idle did not start"
+  mode="PID 1 of a new PID namespace"
+else
+  in_image "$idle_root" /usr/local/bin/gpuready-idle &
+  outer=$!
+  idle_pid=$outer
+  mode="a plain process"
+fi
+sleep 0.5
+kill -0 "$idle_pid" 2>/dev/null || die "gpuready-idle exited before the signal"
+kill -TERM "$idle_pid"
+rc=0
+wait "$outer" || rc=$?
+idle_pid=""
+[[ $rc == 0 ]] || die "PF-22: gpuready-idle as $mode exited $rc on SIGTERM, want 0"
+note "gpuready-idle as $mode exits 0 on SIGTERM"
+
+# Reproducible: a second build gives the same digest.
+SOURCE_DATE_EPOCH=0 "$ROOT/scripts/build-images" --bindir "$BINDIR" --out "$WORK/out2" preflight >/dev/null 2>"$WORK/build.err" ||
+  { cat "$WORK/build.err"; die "second build failed"; }
+[[ $(jq -r '.manifests[0].digest' "$WORK/out2/preflight/index.json") == $(jq -r '.manifests[0].digest' "$OUT/preflight/index.json") ]] ||
+  die "the preflight image is not reproducible"
+note "reproducible"
+
+# Size goal.
+while read -r img raw compressed digest; do
+  if ((sanitized)); then
+    note "$img: $raw bytes (sanitizer build: the 50 MB goal applies to release builds)"
+  else
+    ((raw < 50000000)) || die "$img is $raw bytes, over the 50 MB goal"
+  fi
+done <"$OUT/sizes.txt"
+note "ok"
