@@ -3,25 +3,42 @@
  * webhook, side by side with a static-response server on the same HTTP
  * stack (libmicrohttpd + GnuTLS, same threads and options): the ceiling.
  *
- * Workload: a gang GPU pod (8 GPUs, 4 NICs, NCCL env + mounts to inherit),
- * 3 checks selected, inheritance on, connector token on. Clients use
- * libcurl over keep-alive HTTPS from CLIENTS threads.
+ * Workload (bench_preflight_workload.h): a gang GPU pod (8 GPUs, 4 NICs,
+ * NCCL env + mounts to inherit), 3 checks selected, inheritance on,
+ * connector token on. Clients use libcurl over keep-alive HTTPS from
+ * CLIENTS threads in this process (the TLS handshake is done before timing).
  *
- *   bench_preflight [seconds-per-phase=3] [clients=2]
+ *   bench_preflight [seconds-per-phase=3] [clients=2] [rounds=6]
+ *
+ * The machine is shared, so the two servers are measured interleaved: each
+ * phase is split into ROUNDS slices run in ABBA order (static, mutate,
+ * mutate, static, ...), so load from elsewhere hits both alike. Besides
+ * wall-clock throughput, the process CPU time (user + system, clients and
+ * server together) per request is reported: it is much less sensitive to
+ * other load, and the ratio of the two is the throughput ratio the servers
+ * would reach on a machine where this benchmark had the CPUs to itself.
  *
  * Prints `name: value unit` lines:
- *   preflight_admit_inprocess      µs per gr_preflight_admit() call
- *   <server>_closed_loop_throughput  requests/s with CLIENTS back-to-back clients
- *   <server>_closed_loop_p50/p99     ms
- *   <server>_1000rps_p50/p99         ms, paced at 1,000 requests/s
- *   mutate_throughput_vs_ceiling   % of the static server's throughput
+ *   preflight_admit_inprocess[_cpu]   µs per gr_preflight_admit() (wall, thread CPU)
+ *   <server>_closed_loop_throughput   requests/s, CLIENTS back-to-back clients
+ *   <server>_closed_loop_p50/p99      ms
+ *   <server>_closed_loop_cpu_per_request  µs of process CPU per request
+ *   <server>_closed_loop_server_cpu_per_request  the same without the client
+ *                                     threads' own CPU time (the webhook's share)
+ *   <server>_1000rps_achieved/p50/p99 paced at 1,000 requests/s in total
+ *   mutate_throughput_vs_ceiling      % of the static server's throughput
+ *   mutate_throughput_vs_ceiling_median_round  median over the rounds
+ *   mutate_cpu_throughput_vs_ceiling  ceiling CPU/request ÷ mutate CPU/request, %
+ *   mutate_server_cpu_throughput_vs_ceiling  the same for the server's CPU only
+ *   mutation_cost_of_ceiling_throughput  100 − mutate_throughput_vs_ceiling
+ *   failed_requests
  */
 #include <curl/curl.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,11 +48,28 @@
 
 #include "bench_preflight_workload.h"
 
+#define MAX_ROUNDS 64
+
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double clock_s(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double process_cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -51,31 +85,42 @@ static size_t sink(char *p, size_t s, size_t n, void *ud)
     return s * n;
 }
 
+/* Latencies and counters of one server in one kind of phase. */
+typedef struct acc {
+    double *lat; /* ms */
+    size_t n, cap;
+    long errors;
+    double wall, cpu;             /* seconds, summed over slices */
+    double server_cpu;            /* cpu minus the client threads' own CPU */
+    double round_rps[MAX_ROUNDS]; /* per-slice throughput */
+} acc;
+
 typedef struct client {
-    char url[128];
+    CURL *h;
+    struct curl_slist *hdr;
     double seconds;
     double rate; /* requests/s for this client; 0 = back to back */
-    double *lat;
-    size_t nlat, cap;
-    long errors;
+    pthread_barrier_t *bar;
+    acc own; /* latencies of this slice */
 } client;
+
+static void lat_push(acc *a, double ms)
+{
+    if (a->n == a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 4096;
+        a->lat = realloc(a->lat, a->cap * sizeof *a->lat);
+        if (!a->lat)
+            abort();
+    }
+    a->lat[a->n++] = ms;
+}
 
 static void *client_run(void *arg)
 {
     client *c = arg;
-    CURL *h = curl_easy_init();
-    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
-    curl_easy_setopt(h, CURLOPT_URL, c->url);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, k_review);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)(sizeof k_review - 1));
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    /* warm the connection (TLS handshake not measured) */
-    curl_easy_perform(h);
+    pthread_barrier_wait(c->bar);
     double start = now_s(), next = start;
+    double cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
     while (now_s() - start < c->seconds) {
         if (c->rate > 0) {
             next += 1.0 / c->rate;
@@ -87,69 +132,105 @@ static void *client_run(void *arg)
         }
         double t0 = now_s();
         long code = 0;
-        if (curl_easy_perform(h) != CURLE_OK ||
-            (curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code), code != 200)) {
-            c->errors++;
+        if (curl_easy_perform(c->h) != CURLE_OK ||
+            (curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &code), code != 200)) {
+            c->own.errors++;
             continue;
         }
-        if (c->nlat == c->cap) {
-            c->cap = c->cap ? c->cap * 2 : 4096;
-            c->lat = realloc(c->lat, c->cap * sizeof *c->lat);
-            if (!c->lat)
-                abort();
-        }
-        c->lat[c->nlat++] = (now_s() - t0) * 1e3;
+        lat_push(&c->own, (now_s() - t0) * 1e3);
     }
-    curl_slist_free_all(hdr);
-    curl_easy_cleanup(h);
+    c->own.cpu = clock_s(CLOCK_THREAD_CPUTIME_ID) - cpu0;
     return NULL;
 }
 
-typedef struct result {
-    double rps, p50, p99;
-    long errors;
-} result;
-
-static result run_phase(uint16_t port, int nclients, double seconds, double total_rate)
+static int clients_open(client *cs, int n, uint16_t port)
 {
-    client *cs = calloc((size_t)nclients, sizeof *cs);
-    pthread_t *th = calloc((size_t)nclients, sizeof *th);
+    char url[128];
+    snprintf(url, sizeof url, "https://127.0.0.1:%u/mutate", port);
+    for (int i = 0; i < n; i++) {
+        client *c = &cs[i];
+        c->h = curl_easy_init();
+        c->hdr = curl_slist_append(NULL, "Content-Type: application/json");
+        if (!c->h || !c->hdr)
+            return -1;
+        curl_easy_setopt(c->h, CURLOPT_URL, url);
+        curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, k_review);
+        curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE, (long)(sizeof k_review - 1));
+        curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, c->hdr);
+        curl_easy_setopt(c->h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(c->h, CURLOPT_SSL_VERIFYHOST, 0L);
+        curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, sink);
+        curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
+        /* warm the connection: the TLS handshake is not measured */
+        if (curl_easy_perform(c->h) != CURLE_OK)
+            return -1;
+    }
+    return 0;
+}
+
+static void clients_close(client *cs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        curl_slist_free_all(cs[i].hdr);
+        curl_easy_cleanup(cs[i].h);
+    }
+}
+
+/* One slice: every client of `cs` runs for `seconds`; results go to `a`. */
+static void run_slice(client *cs, int nclients, double seconds, double total_rate, int round,
+                      acc *a)
+{
+    pthread_t th[64];
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, (unsigned)nclients + 1);
     for (int i = 0; i < nclients; i++) {
-        snprintf(cs[i].url, sizeof cs[i].url, "https://127.0.0.1:%u/mutate", port);
         cs[i].seconds = seconds;
         cs[i].rate = total_rate / nclients;
+        cs[i].bar = &bar;
+        memset(&cs[i].own, 0, sizeof cs[i].own);
         pthread_create(&th[i], NULL, client_run, &cs[i]);
     }
+    pthread_barrier_wait(&bar);
+    double t0 = now_s(), c0 = process_cpu_s();
     size_t n = 0;
-    for (int i = 0; i < nclients; i++) {
+    for (int i = 0; i < nclients; i++)
         pthread_join(th[i], NULL);
-        n += cs[i].nlat;
-    }
-    double *all = malloc((n ? n : 1) * sizeof *all);
-    size_t k = 0;
-    result r = {0};
+    double wall = now_s() - t0, cpu = process_cpu_s() - c0;
+    double server_cpu = cpu;
     for (int i = 0; i < nclients; i++) {
-        memcpy(all + k, cs[i].lat, cs[i].nlat * sizeof *all);
-        k += cs[i].nlat;
-        r.errors += cs[i].errors;
-        free(cs[i].lat);
+        server_cpu -= cs[i].own.cpu;
+        for (size_t k = 0; k < cs[i].own.n; k++)
+            lat_push(a, cs[i].own.lat[k]);
+        n += cs[i].own.n;
+        a->errors += cs[i].own.errors;
+        free(cs[i].own.lat);
     }
-    qsort(all, n, sizeof *all, cmp_d);
-    r.rps = (double)n / seconds;
-    r.p50 = n ? all[n / 2] : 0;
-    r.p99 = n ? all[(size_t)((double)n * 0.99)] : 0;
-    free(all);
-    free(cs);
-    free(th);
-    return r;
+    pthread_barrier_destroy(&bar);
+    a->wall += wall;
+    a->cpu += cpu;
+    a->server_cpu += server_cpu;
+    a->round_rps[round] = wall > 0 ? (double)n / wall : 0;
+}
+
+static double pct(acc *a, double p)
+{
+    if (!a->n)
+        return 0;
+    qsort(a->lat, a->n, sizeof *a->lat, cmp_d);
+    size_t i = (size_t)((double)a->n * p);
+    return a->lat[i < a->n ? i : a->n - 1];
 }
 
 int main(int argc, char **argv)
 {
     double seconds = argc > 1 ? atof(argv[1]) : 3;
     int nclients = argc > 2 ? atoi(argv[2]) : 2;
-    if (seconds <= 0 || nclients < 1)
+    int rounds = argc > 3 ? atoi(argv[3]) : 6;
+    if (seconds <= 0 || nclients < 1 || nclients > 64 || rounds < 1 || rounds > MAX_ROUNDS) {
+        fprintf(stderr, "usage: bench_preflight [seconds-per-phase] [clients<=64] "
+                        "[rounds<=64]\n");
         return 2;
+    }
     gr_err err;
     gr_preflight_config *cfg = NULL;
     if (gr_preflight_config_parse(k_cfg, strlen(k_cfg), "bench", NULL, NULL, &cfg, &err) != GR_OK) {
@@ -162,7 +243,7 @@ int main(int argc, char **argv)
     /* in-process cost of one admission */
     gr_preflight_admission a;
     int iters = 2000;
-    double t0 = now_s();
+    double t0 = now_s(), c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
     for (int i = 0; i < iters; i++) {
         if (gr_preflight_admit(cfg, &gang, k_review, sizeof k_review - 1, &a) != GR_OK ||
             a.result != GR_PREFLIGHT_ADMIT_INJECTED || a.n_injected != 3) {
@@ -172,6 +253,8 @@ int main(int argc, char **argv)
         gr_preflight_admission_clear(&a);
     }
     printf("preflight_admit_inprocess: %.1f us\n", (now_s() - t0) / iters * 1e6);
+    printf("preflight_admit_inprocess_cpu: %.1f us\n",
+           (clock_s(CLOCK_THREAD_CPUTIME_ID) - c0) / iters * 1e6);
 
     char dir[] = "/tmp/gr-bench-preflight-XXXXXX";
     if (!mkdtemp(dir))
@@ -200,28 +283,71 @@ int main(int argc, char **argv)
     struct {
         const char *name;
         gr_preflight_server *s;
-        result closed, paced;
-    } srv[2] = {{.name = "static_ceiling", .s = stat}, {.name = "mutate", .s = mut}};
-    for (int i = 0; i < 2; i++) {
-        uint16_t port = gr_preflight_server_port(srv[i].s);
-        srv[i].closed = run_phase(port, nclients, seconds, 0);
-        srv[i].paced = run_phase(port, nclients, seconds, 1000);
+        client cs[64];
+        acc closed, paced;
+    } *srv = calloc(2, sizeof *srv);
+    if (!srv)
+        return 1;
+    srv[0].name = "static_ceiling";
+    srv[0].s = stat;
+    srv[1].name = "mutate";
+    srv[1].s = mut;
+    for (int i = 0; i < 2; i++)
+        if (clients_open(srv[i].cs, nclients, gr_preflight_server_port(srv[i].s)) != 0) {
+            fprintf(stderr, "cannot reach the %s server\n", srv[i].name);
+            return 1;
+        }
+    double slice = seconds / rounds;
+    for (int phase = 0; phase < 2; phase++) {
+        for (int r = 0; r < rounds; r++) {
+            for (int k = 0; k < 2; k++) {
+                int i = (r & 1) ? 1 - k : k; /* ABBA */
+                run_slice(srv[i].cs, nclients, slice, phase ? 1000 : 0, r,
+                          phase ? &srv[i].paced : &srv[i].closed);
+            }
+        }
     }
     long errors = 0;
+    double ratios[MAX_ROUNDS];
+    for (int r = 0; r < rounds; r++)
+        ratios[r] = srv[0].closed.round_rps[r] > 0
+                        ? srv[1].closed.round_rps[r] / srv[0].closed.round_rps[r]
+                        : 0;
+    qsort(ratios, (size_t)rounds, sizeof *ratios, cmp_d);
+    double rps[2], cpu_req[2], srv_req[2];
     for (int i = 0; i < 2; i++) {
-        printf("%s_closed_loop_throughput: %.0f requests/s\n", srv[i].name, srv[i].closed.rps);
-        printf("%s_closed_loop_p50: %.3f ms\n", srv[i].name, srv[i].closed.p50);
-        printf("%s_closed_loop_p99: %.3f ms\n", srv[i].name, srv[i].closed.p99);
-        printf("%s_1000rps_achieved: %.0f requests/s\n", srv[i].name, srv[i].paced.rps);
-        printf("%s_1000rps_p50: %.3f ms\n", srv[i].name, srv[i].paced.p50);
-        printf("%s_1000rps_p99: %.3f ms\n", srv[i].name, srv[i].paced.p99);
-        errors += srv[i].closed.errors + srv[i].paced.errors;
+        acc *c = &srv[i].closed, *p = &srv[i].paced;
+        rps[i] = c->wall > 0 ? (double)c->n / c->wall : 0;
+        cpu_req[i] = c->n ? c->cpu / (double)c->n * 1e6 : 0;
+        srv_req[i] = c->n ? c->server_cpu / (double)c->n * 1e6 : 0;
+        printf("%s_closed_loop_throughput: %.0f requests/s\n", srv[i].name, rps[i]);
+        printf("%s_closed_loop_p50: %.3f ms\n", srv[i].name, pct(c, 0.5));
+        printf("%s_closed_loop_p99: %.3f ms\n", srv[i].name, pct(c, 0.99));
+        printf("%s_closed_loop_cpu_per_request: %.1f us\n", srv[i].name, cpu_req[i]);
+        printf("%s_closed_loop_server_cpu_per_request: %.1f us\n", srv[i].name, srv_req[i]);
+        printf("%s_1000rps_achieved: %.0f requests/s\n", srv[i].name,
+               p->wall > 0 ? (double)p->n / p->wall : 0);
+        printf("%s_1000rps_p50: %.3f ms\n", srv[i].name, pct(p, 0.5));
+        printf("%s_1000rps_p99: %.3f ms\n", srv[i].name, pct(p, 0.99));
+        errors += c->errors + p->errors;
     }
-    printf("mutate_throughput_vs_ceiling: %.1f %%\n",
-           srv[0].closed.rps > 0 ? 100.0 * srv[1].closed.rps / srv[0].closed.rps : 0);
-    printf("mutation_cost_of_ceiling_throughput: %.1f %%\n",
-           srv[0].closed.rps > 0 ? 100.0 * (1 - srv[1].closed.rps / srv[0].closed.rps) : 0);
+    double ratio = rps[0] > 0 ? 100.0 * rps[1] / rps[0] : 0;
+    printf("mutate_throughput_vs_ceiling: %.1f %%\n", ratio);
+    printf("mutate_throughput_vs_ceiling_median_round: %.1f %%\n",
+           100.0 * (rounds % 2 ? ratios[rounds / 2]
+                               : (ratios[rounds / 2 - 1] + ratios[rounds / 2]) / 2));
+    printf("mutate_cpu_throughput_vs_ceiling: %.1f %%\n",
+           cpu_req[1] > 0 ? 100.0 * cpu_req[0] / cpu_req[1] : 0);
+    printf("mutate_server_cpu_throughput_vs_ceiling: %.1f %%\n",
+           srv_req[1] > 0 ? 100.0 * srv_req[0] / srv_req[1] : 0);
+    printf("mutation_cost_of_ceiling_throughput: %.1f %%\n", 100.0 - ratio);
     printf("failed_requests: %ld requests\n", errors);
+    for (int i = 0; i < 2; i++) {
+        clients_close(srv[i].cs, nclients);
+        free(srv[i].closed.lat);
+        free(srv[i].paced.lat);
+    }
+    free(srv);
     gr_preflight_server_stop(mut);
     gr_preflight_server_stop(stat);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -947,6 +947,13 @@ static gr_cel_val call_fn(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
             return mk_bool(false);
         }
         if (a[1].kind == GR_CEL_MAP) {
+            /* @in(A, map(A, B)): A must be a key type (numbers look up
+             * across int/uint/double); `null in m`, `[1] in m` have no
+             * overload, as in cel-es and the checked cel-go. */
+            int k = a[0].kind;
+            if (k != GR_CEL_BOOL && k != GR_CEL_INT && k != GR_CEL_UINT && k != GR_CEL_DOUBLE &&
+                k != GR_CEL_STRING)
+                return no_overload(n, a, 2);
             gr_cel_val r;
             if (charge(c, cel_map_len(&a[1]) / 8))
                 return cost_err(c, n);

@@ -132,9 +132,11 @@ int main(void)
                 /* Peers are complete but master_addr is not (yet) set. */
                 if (!master_grace)
                     master_grace = now_ms() + 10000;
-                if (now_ms() >= master_grace || now_ms() >= deadline)
+                if (now_ms() >= master_grace || now_ms() >= deadline) {
+                    gr_checks_gang_free(&g);
                     return gang_fail(GR_CHECKS_EXIT_CONFIG, "NCCL_GANG_CONFIG_ERROR",
                                      GR_CHECKS_MSG_NO_MASTER, cfg.node_name);
+                }
             }
         } else {
             snprintf(last, sizeof last, "%s", err.msg);

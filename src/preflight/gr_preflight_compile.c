@@ -24,54 +24,65 @@
 int gr_pf_json_str(gr_buf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789ABCDEF";
-    int rc = gr_buf_reserve(b, n + 2);
-    if (rc != GR_OK)
-        return rc;
-    b->data[b->len++] = '"';
-    size_t run = 0;
+    /* first pass: how much the escapes add (usually nothing) */
+    size_t extra = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        char esc[6] = {'\\', 0, '0', '0', 0, 0};
-        size_t elen = 2;
-        switch (c) {
-        case '"':
-            esc[1] = '"';
-            break;
-        case '\\':
-            esc[1] = '\\';
-            break;
-        case '\b':
-            esc[1] = 'b';
-            break;
-        case '\f':
-            esc[1] = 'f';
-            break;
-        case '\n':
-            esc[1] = 'n';
-            break;
-        case '\r':
-            esc[1] = 'r';
-            break;
-        case '\t':
-            esc[1] = 't';
-            break;
-        default:
-            esc[1] = 'u';
-            esc[4] = hex[c >> 4];
-            esc[5] = hex[c & 15];
-            elen = 6;
-            break;
-        }
-        if ((rc = gr_buf_append(b, s + run, i - run)) != GR_OK ||
-            (rc = gr_buf_append(b, esc, elen)) != GR_OK)
-            return rc;
-        run = i + 1;
+        if (c == '"' || c == '\\')
+            extra += 1;
+        else if (c < 0x20)
+            extra += (c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t') ? 1 : 5;
     }
-    if ((rc = gr_buf_append(b, s + run, n - run)) != GR_OK)
+    int rc = gr_buf_reserve(b, n + extra + 2);
+    if (rc != GR_OK)
         return rc;
-    return gr_buf_putc(b, '"');
+    char *d = b->data + b->len;
+    *d++ = '"';
+    if (!extra) {
+        memcpy(d, s, n);
+        d += n;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            unsigned char c = (unsigned char)s[i];
+            if (c >= 0x20 && c != '"' && c != '\\') {
+                *d++ = (char)c;
+                continue;
+            }
+            *d++ = '\\';
+            switch (c) {
+            case '"':
+            case '\\':
+                *d++ = (char)c;
+                break;
+            case '\b':
+                *d++ = 'b';
+                break;
+            case '\f':
+                *d++ = 'f';
+                break;
+            case '\n':
+                *d++ = 'n';
+                break;
+            case '\r':
+                *d++ = 'r';
+                break;
+            case '\t':
+                *d++ = 't';
+                break;
+            default:
+                *d++ = 'u';
+                *d++ = '0';
+                *d++ = '0';
+                *d++ = hex[c >> 4];
+                *d++ = hex[c & 15];
+                break;
+            }
+        }
+    }
+    *d++ = '"';
+    *d = 0;
+    b->len = (size_t)(d - b->data);
+    return GR_OK;
 }
 
 int gr_pf_json_value(gr_buf *b, const json_t *v)
@@ -79,32 +90,32 @@ int gr_pf_json_value(gr_buf *b, const json_t *v)
     int rc = GR_OK;
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
-        if ((rc = gr_buf_putc(b, '{')) != GR_OK)
+        if ((rc = gr_pf_putc(b, '{')) != GR_OK)
             return rc;
         bool first = true;
         for (void *it = json_object_iter(gr_pf_mut(v)); it;
              it = json_object_iter_next(gr_pf_mut(v), it)) {
-            if (!first && (rc = gr_buf_putc(b, ',')) != GR_OK)
+            if (!first && (rc = gr_pf_putc(b, ',')) != GR_OK)
                 return rc;
             first = false;
             if ((rc = gr_pf_json_str(b, json_object_iter_key(it), json_object_iter_key_len(it))) !=
                     GR_OK ||
-                (rc = gr_buf_putc(b, ':')) != GR_OK ||
+                (rc = gr_pf_putc(b, ':')) != GR_OK ||
                 (rc = gr_pf_json_value(b, json_object_iter_value(it))) != GR_OK)
                 return rc;
         }
-        return gr_buf_putc(b, '}');
+        return gr_pf_putc(b, '}');
     }
     case JSON_ARRAY: {
-        if ((rc = gr_buf_putc(b, '[')) != GR_OK)
+        if ((rc = gr_pf_putc(b, '[')) != GR_OK)
             return rc;
         size_t n = json_array_size(v);
         for (size_t i = 0; i < n; i++) {
-            if ((i && (rc = gr_buf_putc(b, ',')) != GR_OK) ||
+            if ((i && (rc = gr_pf_putc(b, ',')) != GR_OK) ||
                 (rc = gr_pf_json_value(b, json_array_get(v, i))) != GR_OK)
                 return rc;
         }
-        return gr_buf_putc(b, ']');
+        return gr_pf_putc(b, ']');
     }
     case JSON_STRING:
         return gr_pf_json_str(b, json_string_value(v), json_string_length(v));
@@ -121,12 +132,12 @@ int gr_pf_json_value(gr_buf *b, const json_t *v)
         return rc;
     }
     case JSON_TRUE:
-        return gr_buf_puts(b, "true");
+        return gr_pf_put(b, "true", 4);
     case JSON_FALSE:
-        return gr_buf_puts(b, "false");
+        return gr_pf_put(b, "false", 5);
     case JSON_NULL:
     default:
-        return gr_buf_puts(b, "null");
+        return gr_pf_put(b, "null", 4);
     }
 }
 

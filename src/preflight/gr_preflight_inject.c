@@ -349,10 +349,10 @@ typedef struct jw {
     int rc;
 } jw;
 
-static void w_raw(jw *w, const char *s, size_t n)
+static inline void w_raw(jw *w, const char *s, size_t n)
 {
     if (w->rc == GR_OK)
-        w->rc = gr_buf_append(w->b, s, n);
+        w->rc = gr_pf_put(w->b, s, n);
 }
 
 #define W_LIT(w, lit) w_raw((w), (lit), sizeof(lit) - 1)

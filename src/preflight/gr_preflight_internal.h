@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -36,6 +37,24 @@ static inline json_t *gr_pf_mut(const json_t *v)
 void gr_pf_strv_free(gr_preflight_strv *sv);
 
 /* ------------------------------------------------------- JSON text */
+
+/* Append n bytes: an inline memcpy when they fit the allocation (the hot
+ * path of the patch writer), else gr_buf_append(). */
+static inline int gr_pf_put(gr_buf *b, const void *s, size_t n)
+{
+    if (b->data && n < b->cap - b->len && b->len + n <= b->max) {
+        memcpy(b->data + b->len, s, n);
+        b->len += n;
+        b->data[b->len] = 0;
+        return GR_OK;
+    }
+    return gr_buf_append(b, s, n);
+}
+
+static inline int gr_pf_putc(gr_buf *b, char c)
+{
+    return gr_pf_put(b, &c, 1);
+}
 
 /* Append `s` (n bytes) as a quoted JSON string, escaped exactly as
  * jansson's json_dumps() does without flags: \" \\ \b \f \n \r \t, other

@@ -195,7 +195,7 @@ function nonEmptyLit() {
 }
 
 function tsExpr() {
-  const lit = pick(["'2024-05-01T12:00:00Z'", "'2024-02-29T23:59:59.5+01:00'", "'1970-01-01T00:00:00Z'", "'2023-12-31T23:00:00-08:00'", "'9999-12-31T12:00:00Z'"]);
+  const lit = pick(["'2024-05-01T12:00:00Z'", "'2024-02-29T23:59:59.5+01:00'", "'2001-09-09T01:46:40Z'", "'2023-12-31T23:00:00-08:00'", "'9999-12-31T12:00:00Z'"]);
   const base = S === SITES.node && chance(0.5) ? "timestamp(node.status.conditions[0].lastTransitionTime)" : `timestamp(${lit})`;
   return chance(0.3) ? `(${base} ${pick(["+", "-"])} duration(${pick(["'1h'", "'36h'", "'-15m'", "'2s'"])}))` : base;
 }
@@ -223,18 +223,17 @@ function dblLit() {
 //  * `--9223372036854775808` is the out-of-range int 2^63 instead of an
 //    error, and -(-(x)) is x even for x = int64 min (cel-go: an overflow);
 //    negation is generated as -(x) and int64 min is not a literal here.
-//  * `null in {map}` is a "no matching overload" error (cel-go, gr_cel:
-//    false); no null values are generated.
 //  * split(sep, n) with n > 0 truncates like JavaScript instead of leaving
 //    the rest in the last element (Go's strings.SplitN); replace(a, b, -1)
 //    replaces nothing instead of everything. Those counts are not generated.
-//  * timestamp accessors getDayOfMonth/getDate/getDayOfYear are wrong on some
-//    dates (2024-04-30 has getDayOfMonth() 0, 1970-01-01T00:15Z has
-//    getDayOfYear() 1; cel-go: 29 and 0), and dates past 9999-12-31 in a
-//    time zone are mishandled; those accessors are not generated.
+//  * timestamp calendar accessors are wrong on some dates (2024-04-30 has
+//    getDayOfMonth() 0, 1970-01-01T00:15Z has getDayOfYear() 1, the epoch
+//    has getDayOfWeek() 5; cel-go: 29, 0 and 4) and past 9999-12-31 in a
+//    time zone; getDayOfMonth/getDate/getDayOfYear are not generated and no
+//    timestamp is near the epoch.
 //  * subtracting a sub-second duration from a timestamp normalises the
-//    nanoseconds wrongly (epoch - 1ns reads as hour 0 of 1970-01-01's
-//    weekday); durations added to timestamps here are whole seconds.
+//    nanoseconds wrongly ((T12:00Z - 1ns).getHours() is 12); durations
+//    added to timestamps here are whole seconds.
 //  * int/uint versus double comparisons are exact, where cel-go (and gr_cel)
 //    convert the integer to double: 18446744073709551615u ==
 //    double(18446744073709551615u) is true in cel-go. Mixed-type comparisons
@@ -289,7 +288,7 @@ function leaf(type) {
     case "map":
       return pick(["{}", "{'a': 1, 'b': 2}", "{1: 'x', 2u: 'y', true: 'z'}", "{'gke': 4, 'eks': 8}"]);
     default: // "any"
-      return leaf(pick(["bool", "int", "dbl", "str", "uint", "list", "map"]));
+      return chance(0.1) ? "null" : leaf(pick(["bool", "int", "dbl", "str", "uint", "list", "map"]));
   }
 }
 

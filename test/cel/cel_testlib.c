@@ -156,8 +156,8 @@ int gr_celtest_val_from(json_t *v, gr_cel_val *out, const char **why)
             /* local kind: {"seconds": "1", "nanos": 5} */
             const char *secs = json_string_value(json_object_get(x, "seconds"));
             json_int_t nanos = json_integer_value(json_object_get(x, "nanos"));
-            if (!secs || gr_cel_val_timestamp(strtoll(secs, NULL, 10), (int32_t)nanos, out,
-                                              NULL) != GR_OK) {
+            if (!secs ||
+                gr_cel_val_timestamp(strtoll(secs, NULL, 10), (int32_t)nanos, out, NULL) != GR_OK) {
                 *why = "timestamp out of range";
                 return -1;
             }

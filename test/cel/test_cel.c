@@ -644,8 +644,12 @@ static void test_unary_runs(void **state)
     assert_int_equal(eval_int("-9223372036854775808"), INT64_MIN);
     /* `--9223372036854775808` is the out-of-range literal 9223372036854775808 */
     assert_int_not_equal(eval1("--9223372036854775808", NULL, GR_CEL_DYN, NULL, &v, &err), GR_OK);
-    assert_int_not_equal(eval1("-(-9223372036854775808)", NULL, GR_CEL_DYN, NULL, &v, &err),
-                         GR_OK);
+    assert_int_not_equal(eval1("-(-9223372036854775808)", NULL, GR_CEL_DYN, NULL, &v, &err), GR_OK);
+    /* `in` on a map needs a key-typed left operand */
+    assert_false(eval_b("'x' in {'a': 1} || 1.0 in {2: 'b'} || true in {'a': 1}"));
+    assert_true(eval_b("1.0 in {1: 'a'}"));
+    assert_int_not_equal(eval1("null in {'a': 1}", NULL, GR_CEL_DYN, NULL, &v, &err), GR_OK);
+    assert_int_not_equal(eval1("[1] in {'a': 1}", NULL, GR_CEL_DYN, NULL, &v, &err), GR_OK);
     /* the global form of matches() is standard CEL */
     assert_true(eval_b("matches('gpu-node-1', '^gpu')"));
 }

@@ -114,13 +114,12 @@ static const char *const ext_skips[][3] = {
  * conformance test messages (TestAllTypes, its enums, NullValue) depends on
  * the message schema (field types and ranges, defaults, presence, enum
  * values), which an evaluator over JSON data does not have. */
-static const char *const proto_files[] = {"dynamic", "enums", "proto2", "proto3", "wrappers",
-                                          NULL};
+static const char *const proto_files[] = {"dynamic", "enums", "proto2", "proto3", "wrappers", NULL};
 
 static int uses_schema_types(const char *expr)
 {
-    static const char *const names[] = {"TestAllTypes", "GlobalEnum", "NestedEnum", "NullValue",
-                                        ".proto2.", ".proto3."};
+    static const char *const names[] = {"TestAllTypes", "GlobalEnum", "NestedEnum",
+                                        "NullValue",    ".proto2.",   ".proto3."};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (strstr(expr, names[i]))
             return 1;
@@ -419,8 +418,8 @@ static void test_conformance(void **state)
             flag = "  BELOW 90% EXECUTED";
         printf("cel-conformance %-15s total %4d executed %4d passed %4d failed %3d skipped %4d "
                "(%5.1f%% executed%s)%s\n",
-               names[i], c->total, c->executed, c->passed, c->executed - c->passed, c->skipped,
-               pct, core ? ", core" : "", flag);
+               names[i], c->total, c->executed, c->passed, c->executed - c->passed, c->skipped, pct,
+               core ? ", core" : "", flag);
         for (size_t k = 0; k < MAX_REASONS && c->reasons[k].why; k++)
             printf("cel-conformance     skipped %4d: %s\n", c->reasons[k].n, c->reasons[k].why);
         if (c->passed != c->executed || (core && pct < 90.0))

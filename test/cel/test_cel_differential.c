@@ -89,8 +89,8 @@ static int check_case(size_t idx, json_t *c)
     gr_err_clear(&err);
     gr_cel_program *prog = NULL;
     gr_cel_val got = {0};
-    int rc = gr_cel_compile(expr, json_string_length(exprj), s->decls, s->n, NULL, &prog, NULL,
-                            &err);
+    int rc =
+        gr_cel_compile(expr, json_string_length(exprj), s->decls, s->n, NULL, &prog, NULL, &err);
     if (rc == GR_OK)
         rc = gr_cel_eval_json(prog, bind, &got, NULL, &err);
     gr_cel_program_free(prog);
@@ -103,15 +103,15 @@ static int check_case(size_t idx, json_t *c)
         if (!ok) {
             fmt(&got, &b1);
             printf("DIFF #%zu [%s]: reference error \"%s\", gr_cel %s (%s)\n  expr: %s\n", idx,
-                   sname, json_string_value(want_err), gr_buf_cstr(&b1),
-                   gr_cel_val_type_name(&got), expr);
+                   sname, json_string_value(want_err), gr_buf_cstr(&b1), gr_cel_val_type_name(&got),
+                   expr);
         }
     } else {
         gr_cel_val want = {0};
         const char *why = NULL;
         if (gr_celtest_val_from(json_object_get(expect, "value"), &want, &why) != 0) {
-            printf("DIFF #%zu [%s]: cannot read the reference value (%s)\n  expr: %s\n", idx,
-                   sname, why ? why : "?", expr);
+            printf("DIFF #%zu [%s]: cannot read the reference value (%s)\n  expr: %s\n", idx, sname,
+                   why ? why : "?", expr);
         } else if (rc != GR_OK) {
             fmt(&want, &b2);
             printf("DIFF #%zu [%s]: reference %s (%s), gr_cel error %s: %s\n  expr: %s\n", idx,

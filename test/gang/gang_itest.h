@@ -57,12 +57,15 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
+static const char *g_kubeconfig; /* NULL: admin */
+
 static gr_kube_client *client_for(const gr_harness_ctx *t)
 {
     gr_kube_config kcfg;
     memset(&kcfg, 0, sizeof kcfg);
     gr_err err;
-    if (gr_kube_config_load_file(t->cluster.kubeconfig, NULL, &kcfg, &err) != GR_OK)
+    if (gr_kube_config_load_file(g_kubeconfig ? g_kubeconfig : t->cluster.kubeconfig, NULL, &kcfg,
+                                 &err) != GR_OK)
         fail_msg("kubeconfig: %s", err.msg);
     kcfg.qps = -1; /* no client-side rate limit in tests */
     gr_kube_client *kc = NULL;

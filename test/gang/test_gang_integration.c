@@ -412,6 +412,72 @@ static void test_pfc_precedence(void **state)
     gr_harness_passed(t);
 }
 
+/* deploy/gang/rbac.yaml is enough (least privilege): the coordinator runs as
+ * the harness's unprivileged user bound to the shipped ClusterRoles only
+ * (PF-93, PF-128, PF-130). */
+static void test_rbac_least_privilege(void **state)
+{
+    gr_harness_ctx *t = *state;
+    const char *ns = t->ns;
+    assert_int_equal(gr_harness_apply_file(&t->cluster, NULL, "deploy/gang/rbac.yaml"), 0);
+    assert_int_equal(gr_harness_apply_file(
+                         &t->cluster, NULL,
+                         "deploy/gang/preflight.nvsentinel.nvidia.com_preflightconfigs.yaml"),
+                     0);
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
+             "  name: %s-coordinator\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: "
+             "ClusterRole, name: preflight-gang-coordinator}\nsubjects:\n"
+             "  - {apiGroup: rbac.authorization.k8s.io, kind: User, name: gr-lowpriv}\n---\n"
+             "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
+             "  name: %s-discovery\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: "
+             "ClusterRole, name: preflight-gang-discovery}\nsubjects:\n"
+             "  - {apiGroup: rbac.authorization.k8s.io, kind: User, name: gr-lowpriv}\n",
+             ns, ns);
+    apply_yaml(t, NULL, yaml);
+    /* aggregation and RBAC caches are eventually consistent */
+    gr_harness_result r;
+    for (int i = 0; i < 100; i++) {
+        int ok = gr_harness_kubectl_lowpriv(&t->cluster, &r, "auth", "can-i", "get",
+                                            "podgroups.scheduling.k8s.io", "-n", ns, NULL);
+        gr_harness_result_free(&r);
+        if (ok == 0)
+            break;
+        sleep_ms(100);
+    }
+    apply_yaml(t, ns,
+               "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata:\n"
+               "  name: rb\nspec:\n  schedulingPolicy:\n    gang:\n      minCount: 1\n");
+    g_kubeconfig = t->cluster.kubeconfig_lowpriv;
+    genv g;
+    genv_start(&g, t, CFG_NATIVE, NULL);
+    g_kubeconfig = NULL;
+    json_t *pod = ij("{\"metadata\":{\"name\":\"r-0\"},\"spec\":{\"schedulingGroup\":"
+                     "{\"podGroupName\":\"rb\"}}}");
+    char *cm = admit(&g, pod, ns);
+    assert_non_null(cm);
+    json_decref(pod);
+    /* members are created by the admin (the coordinator cannot create pods) */
+    gr_kube_client *lowkc = g.kc;
+    g.kc = client_for(t);
+    create_member(&g, ns, "r-0", cm, "", "\"schedulingGroup\":{\"podGroupName\":\"rb\"}");
+    set_ip(&g, ns, "r-0", "10.4.0.1");
+    json_t *o = wait_cm_data(&g, ns, cm, "peers", "r-0;10.4.0.1;0;preflight-nccl-allreduce", 30);
+    assert_string_equal(cm_data(o, "expected_count"), "1");
+    json_decref(o);
+    gr_kube_client_free(g.kc);
+    g.kc = lowkc;
+    free(cm);
+    genv_stop(&g);
+    snprintf(yaml, sizeof yaml, "clusterrolebinding/%s-coordinator", ns);
+    char yaml2[300];
+    snprintf(yaml2, sizeof yaml2, "clusterrolebinding/%s-discovery", ns);
+    gr_harness_kubectl(&t->cluster, &r, "delete", yaml, yaml2, NULL);
+    gr_harness_result_free(&r);
+    gr_harness_passed(t);
+}
+
 int main(void)
 {
     int skip = gr_harness_skip_if_disabled();

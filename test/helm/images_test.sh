@@ -91,6 +91,15 @@ for img in "${IMAGES[@]}"; do
   [[ -z $extra ]] || die "$img: unexpected files: $extra"
   [[ ! -e $rootfs/bin/sh ]] || die "$img: has a shell"
   [[ -x $rootfs/usr/local/bin/gpuready-idle ]] || die "PF-22: $img has no idle entrypoint"
+  # The Dockerfile shipped for this image agrees with the daemonless build.
+  df=$ROOT/deploy/images/$img/Dockerfile
+  [[ -f $df ]] || die "$img: no Dockerfile at deploy/images/$img/Dockerfile"
+  grep -qx "ENTRYPOINT \[\"$entry\"\]" "$df" || die "$img: Dockerfile ENTRYPOINT is not $entry"
+  grep -qx 'USER 65532:65532' "$df" || die "$img: Dockerfile USER is not 65532:65532"
+  grep -q '^FROM scratch$' "$df" || die "$img: Dockerfile final stage is not FROM scratch"
+  for p in $(cd "$rootfs/usr/local/bin" && ls); do
+    [[ $p == gpuready-idle ]] || grep -q "/$p\b" "$df" || die "$img: Dockerfile does not install $p"
+  done
   if find "$rootfs" -name 'libasan.so*' -o -name 'libubsan.so*' | grep -q .; then sanitized=1; fi
   note "$img: layout ok, $(find "$rootfs" -type f | wc -l) files"
 done
