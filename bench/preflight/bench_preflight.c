@@ -1,7 +1,11 @@
 /*
  * bench_preflight.c — admission latency and throughput of the preflight
- * webhook, side by side with a static-response server on the same HTTP
- * stack (libmicrohttpd + GnuTLS, same threads and options): the ceiling.
+ * webhook, side by side with static-response servers on the same HTTP
+ * stack (libmicrohttpd + GnuTLS, same threads and options): the ceiling
+ * (a 100-byte "allowed" review) and `static_same_size`, which answers every
+ * request with the bytes of a real injection response (~7.6 kB) without
+ * computing anything — the part of the difference that is only the larger
+ * response travelling through TLS and curl.
  *
  * Workload (bench_preflight_workload.h): a gang GPU pod (8 GPUs, 4 NICs,
  * NCCL env + mounts to inherit), 3 checks selected, inheritance on,
@@ -11,8 +15,8 @@
  *   bench_preflight [seconds-per-phase=3] [clients=2] [rounds=6]
  *
  * The machine is shared, so the two servers are measured interleaved: each
- * phase is split into ROUNDS slices run in ABBA order (static, mutate,
- * mutate, static, ...), so load from elsewhere hits both alike. Besides
+ * phase is split into ROUNDS slices run in alternating order (A B C, C B A,
+ * ...), so load from elsewhere hits all of them alike. Besides
  * wall-clock throughput, the process CPU time (user + system, clients and
  * server together) per request is reported: it is much less sensitive to
  * other load, and the ratio of the two is the throughput ratio the servers
@@ -30,6 +34,8 @@
  *   mutate_throughput_vs_ceiling_median_round  median over the rounds
  *   mutate_cpu_throughput_vs_ceiling  ceiling CPU/request ÷ mutate CPU/request, %
  *   mutate_server_cpu_throughput_vs_ceiling  the same for the server's CPU only
+ *   same_size_static_server_cpu_throughput_vs_ceiling  the response-size floor
+ *   mutate_server_cpu_throughput_vs_same_size_static   the admission's own cost
  *   mutation_cost_of_ceiling_throughput  100 − mutate_throughput_vs_ceiling
  *   failed_requests
  */
@@ -49,6 +55,7 @@
 #include "bench_preflight_workload.h"
 
 #define MAX_ROUNDS 64
+#define NSERVERS   3 /* static ceiling, static with the mutate response, mutate */
 
 static double now_s(void)
 {
@@ -269,39 +276,45 @@ int main(int argc, char **argv)
         return 1;
     }
     curl_global_init(CURL_GLOBAL_ALL);
+    /* the response of a real admission, for the same-size static server */
+    gr_preflight_admission real;
+    if (gr_preflight_admit(cfg, &gang, k_review, sizeof k_review - 1, &real) != GR_OK)
+        return 1;
     gr_preflight_server_opts o = {.port = 0, .cert_dir = dir, .loopback_only = true};
-    gr_preflight_server *mut = NULL, *stat = NULL;
-    if (gr_preflight_server_start(&o, cfg, &gang, &mut, &err) != GR_OK) {
-        fprintf(stderr, "server: %s\n", err.msg);
-        return 1;
+    gr_preflight_server *servers[NSERVERS] = {NULL};
+    static const char *const names[NSERVERS] = {"static_ceiling", "static_same_size", "mutate"};
+    for (int i = 0; i < NSERVERS; i++) {
+        o.static_response = i < 2;
+        o.static_body = i == 1 ? real.body : NULL;
+        o.static_body_len = i == 1 ? real.body_len : 0;
+        if (gr_preflight_server_start(&o, cfg, &gang, &servers[i], &err) != GR_OK) {
+            fprintf(stderr, "server: %s\n", err.msg);
+            return 1;
+        }
     }
-    o.static_response = true;
-    if (gr_preflight_server_start(&o, cfg, &gang, &stat, &err) != GR_OK) {
-        fprintf(stderr, "server: %s\n", err.msg);
-        return 1;
-    }
+    printf("response_bytes_mutate: %zu bytes\n", real.body_len);
+    gr_preflight_admission_clear(&real);
     struct {
         const char *name;
         gr_preflight_server *s;
         client cs[64];
         acc closed, paced;
-    } *srv = calloc(2, sizeof *srv);
+    } *srv = calloc(NSERVERS, sizeof *srv);
     if (!srv)
         return 1;
-    srv[0].name = "static_ceiling";
-    srv[0].s = stat;
-    srv[1].name = "mutate";
-    srv[1].s = mut;
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < NSERVERS; i++) {
+        srv[i].name = names[i];
+        srv[i].s = servers[i];
         if (clients_open(srv[i].cs, nclients, gr_preflight_server_port(srv[i].s)) != 0) {
             fprintf(stderr, "cannot reach the %s server\n", srv[i].name);
             return 1;
         }
+    }
     double slice = seconds / rounds;
     for (int phase = 0; phase < 2; phase++) {
         for (int r = 0; r < rounds; r++) {
-            for (int k = 0; k < 2; k++) {
-                int i = (r & 1) ? 1 - k : k; /* ABBA */
+            for (int k = 0; k < NSERVERS; k++) {
+                int i = (r & 1) ? NSERVERS - 1 - k : k; /* ABCCBA... */
                 run_slice(srv[i].cs, nclients, slice, phase ? 1000 : 0, r,
                           phase ? &srv[i].paced : &srv[i].closed);
             }
@@ -309,13 +322,14 @@ int main(int argc, char **argv)
     }
     long errors = 0;
     double ratios[MAX_ROUNDS];
+    const int M = NSERVERS - 1; /* mutate */
     for (int r = 0; r < rounds; r++)
         ratios[r] = srv[0].closed.round_rps[r] > 0
-                        ? srv[1].closed.round_rps[r] / srv[0].closed.round_rps[r]
+                        ? srv[M].closed.round_rps[r] / srv[0].closed.round_rps[r]
                         : 0;
     qsort(ratios, (size_t)rounds, sizeof *ratios, cmp_d);
-    double rps[2], cpu_req[2], srv_req[2];
-    for (int i = 0; i < 2; i++) {
+    double rps[NSERVERS], cpu_req[NSERVERS], srv_req[NSERVERS];
+    for (int i = 0; i < NSERVERS; i++) {
         acc *c = &srv[i].closed, *p = &srv[i].paced;
         rps[i] = c->wall > 0 ? (double)c->n / c->wall : 0;
         cpu_req[i] = c->n ? c->cpu / (double)c->n * 1e6 : 0;
@@ -331,25 +345,28 @@ int main(int argc, char **argv)
         printf("%s_1000rps_p99: %.3f ms\n", srv[i].name, pct(p, 0.99));
         errors += c->errors + p->errors;
     }
-    double ratio = rps[0] > 0 ? 100.0 * rps[1] / rps[0] : 0;
+    double ratio = rps[0] > 0 ? 100.0 * rps[M] / rps[0] : 0;
     printf("mutate_throughput_vs_ceiling: %.1f %%\n", ratio);
     printf("mutate_throughput_vs_ceiling_median_round: %.1f %%\n",
            100.0 * (rounds % 2 ? ratios[rounds / 2]
                                : (ratios[rounds / 2 - 1] + ratios[rounds / 2]) / 2));
     printf("mutate_cpu_throughput_vs_ceiling: %.1f %%\n",
-           cpu_req[1] > 0 ? 100.0 * cpu_req[0] / cpu_req[1] : 0);
+           cpu_req[M] > 0 ? 100.0 * cpu_req[0] / cpu_req[M] : 0);
     printf("mutate_server_cpu_throughput_vs_ceiling: %.1f %%\n",
+           srv_req[M] > 0 ? 100.0 * srv_req[0] / srv_req[M] : 0);
+    printf("same_size_static_server_cpu_throughput_vs_ceiling: %.1f %%\n",
            srv_req[1] > 0 ? 100.0 * srv_req[0] / srv_req[1] : 0);
+    printf("mutate_server_cpu_throughput_vs_same_size_static: %.1f %%\n",
+           srv_req[M] > 0 ? 100.0 * srv_req[1] / srv_req[M] : 0);
     printf("mutation_cost_of_ceiling_throughput: %.1f %%\n", 100.0 - ratio);
     printf("failed_requests: %ld requests\n", errors);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < NSERVERS; i++) {
         clients_close(srv[i].cs, nclients);
         free(srv[i].closed.lat);
         free(srv[i].paced.lat);
+        gr_preflight_server_stop(srv[i].s);
     }
     free(srv);
-    gr_preflight_server_stop(mut);
-    gr_preflight_server_stop(stat);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", dir);

@@ -435,12 +435,14 @@ static json_t *parse_value(parser *ps)
 {
     if (ps->p >= ps->end)
         return fail(ps, GR_EPARSE);
+    /* jansson counts every value, scalars included, towards the depth */
+    if (ps->depth + 1 > MAX_DEPTH)
+        return fail(ps, GR_EPARSE);
     json_t *v;
     switch (*ps->p) {
     case '{':
     case '[':
-        if (++ps->depth > MAX_DEPTH)
-            return fail(ps, GR_EPARSE);
+        ps->depth++;
         v = *ps->p == '{' ? parse_object(ps) : parse_array(ps);
         ps->depth--;
         return v;

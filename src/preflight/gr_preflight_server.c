@@ -487,8 +487,12 @@ int gr_preflight_server_start(const gr_preflight_server_opts *opts, const gr_pre
         static const char body[] = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
                                    "\"AdmissionReview\",\"response\":{\"uid\":\"\",\"allowed\":"
                                    "true}}";
-        s->static_body = strdup(body);
-        s->static_len = sizeof body - 1;
+        s->static_len = opts->static_body ? opts->static_body_len : sizeof body - 1;
+        s->static_body = malloc(s->static_len + 1);
+        if (s->static_body) {
+            memcpy(s->static_body, opts->static_body ? opts->static_body : body, s->static_len);
+            s->static_body[s->static_len] = 0;
+        }
         if (!s->static_body) {
             free(s);
             return gr_err_set(err, GR_ENOMEM, "out of memory");

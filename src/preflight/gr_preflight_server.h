@@ -41,6 +41,10 @@ typedef struct gr_preflight_server_opts {
     bool loopback_only;   /* bind 127.0.0.1 (tests, benchmarks) */
     bool static_response; /* benchmark ceiling: /mutate returns a fixed
                              "allowed" review without looking at the body */
+    const char *static_body; /* with static_response: this body instead
+                                (copied at start), e.g. a real injection
+                                response to measure the cost of its size */
+    size_t static_body_len;
 } gr_preflight_server_opts;
 
 typedef struct gr_preflight_server gr_preflight_server;

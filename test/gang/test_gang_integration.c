@@ -420,10 +420,10 @@ static void test_rbac_least_privilege(void **state)
     gr_harness_ctx *t = *state;
     const char *ns = t->ns;
     assert_int_equal(gr_harness_apply_file(&t->cluster, NULL, "deploy/gang/rbac.yaml"), 0);
-    assert_int_equal(gr_harness_apply_file(
-                         &t->cluster, NULL,
-                         "deploy/gang/preflight.nvsentinel.nvidia.com_preflightconfigs.yaml"),
-                     0);
+    assert_int_equal(
+        gr_harness_apply_file(&t->cluster, NULL,
+                              "deploy/gang/preflight.nvsentinel.nvidia.com_preflightconfigs.yaml"),
+        0);
     char yaml[1024];
     snprintf(yaml, sizeof yaml,
              "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
@@ -491,6 +491,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kai_label, gr_harness_setup, gr_harness_teardown),
         cmocka_unit_test_setup_teardown(test_workload, gr_harness_setup, gr_harness_teardown),
         cmocka_unit_test_setup_teardown(test_pfc_precedence, gr_harness_setup, gr_harness_teardown),
+        cmocka_unit_test_setup_teardown(test_rbac_least_privilege, gr_harness_setup,
+                                        gr_harness_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

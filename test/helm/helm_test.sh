@@ -138,8 +138,8 @@ cmd_assert() {
   # PF-118: the chart ships the PreflightConfig CRD of the gang controller
   # (deploy/gang) unchanged.
   if [[ -f $ROOT/deploy/gang/$crd ]]; then
-    cmp -s "$ROOT/deploy/gang/$crd" "$CHART/charts/preflight/crds/$crd" ||
-      die "PF-118: $CHART/charts/preflight/crds/$crd differs from deploy/gang/$crd (copy it over)"
+    cmp -s "$ROOT/deploy/gang/$crd" "$CHART/charts/preflight/files/$crd" ||
+      die "PF-118: $CHART/charts/preflight/files/$crd differs from deploy/gang/$crd (copy it over)"
   fi
   # --- PF-03: off by default: no values render nothing.
   load disabled
