@@ -262,7 +262,8 @@ say "PF-143: gang ConfigMap created by the webhook under the chart's RBAC"
 as=(--as "system:serviceaccount:$NS:preflight")
 [[ $(k auth can-i list podgroups.scheduling.k8s.io "${as[@]}" -A) == yes ]] || die "PF-93: cannot list podgroups"
 [[ $(k auth can-i watch workloads.scheduling.k8s.io "${as[@]}" -A) == yes ]] || die "PF-94: cannot watch workloads"
-[[ $(k auth can-i list podgroups.scheduling.volcano.sh "${as[@]}" -A) == no ]] || die "volcano podgroups readable before the contributor"
+gr_apply "$ROOT/test/fixtures/crds/volcano-podgroup.yaml" >/dev/null || die "Volcano PodGroup CRD fixture"
+[[ $(k auth can-i list podgroups.scheduling.volcano.sh "${as[@]}" -A 2>/dev/null) == no ]] || die "volcano podgroups readable before the contributor"
 k apply -f - >/dev/null <<'EOF'
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -277,7 +278,7 @@ rules:
 EOF
 got=no
 for _ in $(seq 100); do
-  got=$(k auth can-i list podgroups.scheduling.volcano.sh "${as[@]}" -A || true)
+  got=$(k auth can-i list podgroups.scheduling.volcano.sh "${as[@]}" -A 2>/dev/null || true)
   [[ $got == yes ]] && break
   sleep 0.2
 done
