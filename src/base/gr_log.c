@@ -14,7 +14,8 @@ static atomic_int log_level = GR_LOG_INFO;
 static atomic_int log_fd = STDERR_FILENO;
 static const char *log_version = GR_VERSION;
 
-static const char *const level_names[] = {"debug", "info", "warn", "error"};
+/* Go log/slog names, so our lines read like upstream's ("level":"ERROR"). */
+static const char *const level_names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
 
 int gr_log_parse_level(const char *s, gr_log_level *out)
 {
@@ -92,8 +93,6 @@ void gr_log(gr_log_level level, const char *module, const char *msg, ...)
     json_object_set_new(o, "time", json_string(tbuf));
     json_object_set_new(o, "level", json_string(level_names[level & 3]));
     json_object_set_new(o, "msg", msg ? json_string(msg) : json_null());
-    json_object_set_new(o, "module", json_string(module ? module : ""));
-    json_object_set_new(o, "version", json_string(log_version));
     va_list ap;
     va_start(ap, msg);
     for (;;) {
@@ -129,6 +128,11 @@ void gr_log(gr_log_level level, const char *module, const char *msg, ...)
     }
 done:
     va_end(ap);
+    /* Attributes come right after msg, as slog writes them; then ours. */
+    if (!json_object_get(o, "module"))
+        json_object_set_new(o, "module", json_string(module ? module : ""));
+    if (!json_object_get(o, "version"))
+        json_object_set_new(o, "version", json_string(log_version));
     char *line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
     if (line) {

@@ -1,8 +1,13 @@
 /*
  * gr_log.h — structured logging: one JSON object per line on stderr.
  *
- *   {"time":"2026-11-30T17:07:32.123Z","level":"info","msg":"injected",
- *    "module":"webhook","version":"0.1.0","pod":"train-0","count":3}
+ *   {"time":"2026-11-30T17:07:32.123Z","level":"INFO","msg":"injected",
+ *    "pod":"train-0","count":3,"module":"webhook","version":"0.1.0"}
+ *
+ * The shape is Go log/slog's JSON handler, as upstream writes it: upper-case
+ * level names, attributes in call order right after "msg" (the contract quotes
+ * `"level":"ERROR","msg":"Fatal error","error":"..."` as one run of text),
+ * then "module" and "version".
  *
  * Level from LOG_LEVEL (debug|info|warn|error; default info) via
  * gr_log_init(). Key/value pairs are typed and end with GR_KV_END:
@@ -48,7 +53,7 @@ enum gr_kv_type {
  * message in err names the accepted values. */
 int gr_log_init(const char *version, gr_err *err);
 
-/* Parse "debug"|"info"|"warn"|"warning"|"error" (case-insensitive). */
+/* Parse "debug"|"info"|"warn"|"warning"|"error" (case-insensitive), as LOG_LEVEL. */
 int gr_log_parse_level(const char *s, gr_log_level *out);
 void gr_log_set_level(gr_log_level level);
 gr_log_level gr_log_get_level(void);

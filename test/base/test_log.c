@@ -51,7 +51,7 @@ static void test_line_shape(void **state)
     gr_log_set_level(GR_LOG_INFO);
     json_t *o = capture(emit_info);
     assert_non_null(o);
-    assert_string_equal(json_string_value(json_object_get(o, "level")), "info");
+    assert_string_equal(json_string_value(json_object_get(o, "level")), "INFO");
     assert_string_equal(json_string_value(json_object_get(o, "msg")), "injected");
     assert_string_equal(json_string_value(json_object_get(o, "module")), "webhook");
     assert_string_equal(json_string_value(json_object_get(o, "version")), GR_VERSION);
@@ -64,6 +64,31 @@ static void test_line_shape(void **state)
     assert_int_equal(strlen(t), 24); /* 2026-11-30T17:07:32.123Z */
     assert_int_equal(t[23], 'Z');
     json_decref(o);
+}
+
+static void emit_fatal(void)
+{
+    gr_log(GR_LOG_ERROR, "preflight", "Fatal error", GR_KV_STR("error", "boom"), GR_KV_END);
+}
+
+/* PF-11: the fatal line reads `"level":"ERROR","msg":"Fatal error","error":...`
+ * as one run of text, in slog's order. Checked on the raw bytes. */
+static void test_slog_order(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    gr_log_set_fd(fds[1]);
+    emit_fatal();
+    gr_log_set_fd(-1);
+    close(fds[1]);
+    char buf[1024];
+    ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    close(fds[0]);
+    assert_true(n > 0);
+    buf[n] = '\0';
+    assert_non_null(strstr(buf, "\"level\":\"ERROR\",\"msg\":\"Fatal error\",\"error\":\"boom\""));
+    assert_non_null(strstr(buf, "\"module\":\"preflight\""));
 }
 
 static void test_level_filter(void **state)
@@ -97,6 +122,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_line_shape),
+        cmocka_unit_test(test_slog_order),
         cmocka_unit_test(test_level_filter),
         cmocka_unit_test(test_env_level),
     };

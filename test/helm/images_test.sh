@@ -140,7 +140,7 @@ for img in preflight-dcgm-diag preflight-nccl-loopback preflight-nccl-allreduce;
   rc=0
   in_image "$OUT/$img.rootfs" "/usr/local/bin/$img" >"$WORK/o" 2>&1 || rc=$?
   ! grep -q 'error while loading shared libraries' "$WORK/o" || { cat "$WORK/o"; die "$img: missing libraries"; }
-  grep -q '"level":"error"' "$WORK/o" || { cat "$WORK/o"; die "$img: no JSON error log"; }
+  grep -q '"level":"ERROR"' "$WORK/o" || { cat "$WORK/o"; die "$img: no JSON error log"; }
   # PF-225 (dcgm-diag 1), PF-229 (loopback 2), PF-235 (allreduce 2): no NODE_NAME/POD_NAME.
   [[ $rc == "${want[$img]}" ]] || { cat "$WORK/o"; die "$img: configuration error exit $rc, want ${want[$img]}"; }
 done
