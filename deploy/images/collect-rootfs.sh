@@ -14,7 +14,10 @@
 #
 # Used by scripts/build-images (daemonless OCI build) and by the Dockerfiles
 # under deploy/images/ (docker build), so both produce the same tree.
-# Environment: STRIP (default: strip if found, else none).
+# Environment: STRIP (default: strip if found, else none); EXTRA_LIBS
+# (space-separated files, e.g. libnccl.so.2 or libdcgm.so.4, copied under
+# their file name into /usr/lib/<multiarch>/, the loader's default path,
+# with the libraries they need).
 set -euo pipefail
 
 die() { printf 'collect-rootfs: error: %s\n' "$*" >&2; exit 1; }
@@ -63,6 +66,13 @@ for bin in "$@"; do
   add_libs "$bin"
 done
 install_file "$idle" /usr/local/bin/gpuready-idle 0755
+
+multiarch=$(gcc -print-multiarch 2>/dev/null || true)
+for lib in ${EXTRA_LIBS:-}; do
+  [[ -f $lib ]] || die "EXTRA_LIBS: no such file: $lib"
+  install_file "$lib" "/usr/lib/${multiarch:-x86_64-linux-gnu}/$(basename -- "$lib")" 0644
+  add_libs "$lib"
+done
 
 for lib in "${!libs[@]}"; do
   # Keep the path ldd printed (the soname path the loader looks up); copy the

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gr_cel.h"
+#include "gr_gang_topo_data.h"
 #include "gr_hash.h"
 #include "gr_kube_helpers.h"
 #include "gr_time.h"
@@ -327,6 +328,37 @@ static int get_strv(const json_t *o, const char *key, char ***out, size_t *n, gr
     return GR_OK;
 }
 
+/* Grove (beyond upstream): `{name: grove}` is shorthand for the PodGang GVR
+ * and label; a block naming the PodGang GVR is Grove with the default label
+ * key when it lists none. */
+static int grove_defaults(gr_gang_spec *s, gr_err *err)
+{
+    bool shorthand = s->name && strcmp(s->name, GR_GANG_GROVE_NAME) == 0 && !s->n_annotation_keys &&
+                     !s->n_label_keys && !s->group && !s->version && !s->resource;
+    bool gvr = s->group && s->resource && strcmp(s->group, GR_GANG_GROVE_GROUP) == 0 &&
+               strcmp(s->resource, GR_GANG_GROVE_RESOURCE) == 0;
+    if (!shorthand && !gvr)
+        return GR_OK;
+    s->grove = true;
+    if (shorthand && (!(s->group = strdup(GR_GANG_GROVE_GROUP)) ||
+                      !(s->version = strdup(GR_GANG_GROVE_VERSION)) ||
+                      !(s->resource = strdup(GR_GANG_GROVE_RESOURCE))))
+        return gr_err_set(err, GR_ENOMEM, "out of memory");
+    if (!s->n_annotation_keys && !s->n_label_keys && s->name) {
+        if (!(s->label_keys = calloc(1, sizeof(char *))) ||
+            !(s->label_keys[0] = strdup(GR_GANG_GROVE_LABEL)))
+            return gr_err_set(err, GR_ENOMEM, "out of memory");
+        s->n_label_keys = 1;
+    }
+    /* A PodGang has no spec.minMember: the generic default (which the
+     * webhook's config parser fills in, PF-100) means "the Grove rule". */
+    if (s->min_count_expr && strcmp(s->min_count_expr, GR_GANG_DEFAULT_MIN_EXPR) == 0) {
+        free(s->min_count_expr);
+        s->min_count_expr = NULL;
+    }
+    return GR_OK;
+}
+
 int gr_gang_spec_parse(const json_t *gd, gr_gang_spec *s, gr_err *err)
 {
     memset(s, 0, sizeof *s);
@@ -352,6 +384,10 @@ int gr_gang_spec_parse(const json_t *gd, gr_gang_spec *s, gr_err *err)
         s->native = true; /* PF-9, PF-121 */
         return GR_OK;
     }
+    if ((rc = grove_defaults(s, err)) != GR_OK) {
+        gr_gang_spec_free(s);
+        return rc;
+    }
     /* A core-group PodGroup CRD cannot exist, so group is required too. */
     if (!s->name || (!s->n_annotation_keys && !s->n_label_keys) || !s->group || !s->version ||
         !s->resource) {
@@ -362,7 +398,8 @@ int gr_gang_spec_parse(const json_t *gd, gr_gang_spec *s, gr_err *err)
         gr_gang_spec_free(s);
         return rc;
     }
-    if (!s->min_count_expr && !(s->min_count_expr = strdup(GR_GANG_DEFAULT_MIN_EXPR))) {
+    if (!s->grove && !s->min_count_expr &&
+        !(s->min_count_expr = strdup(GR_GANG_DEFAULT_MIN_EXPR))) {
         gr_gang_spec_free(s);
         return gr_err_set(err, GR_ENOMEM, "out of memory");
     }
@@ -388,6 +425,7 @@ static int spec_copy(const gr_gang_spec *src, gr_gang_spec *dst)
 {
     memset(dst, 0, sizeof *dst);
     dst->native = src->native;
+    dst->grove = src->grove;
     if ((src->name && !(dst->name = strdup(src->name))) ||
         (src->group && !(dst->group = strdup(src->group))) ||
         (src->version && !(dst->version = strdup(src->version))) ||
@@ -419,7 +457,8 @@ int gr_gang_discoverer_new(const gr_gang_spec *spec, gr_gang_mode mode, const ch
                            const char *version, gr_gang_discoverer **out, gr_err *err)
 {
     *out = NULL;
-    if ((mode == GR_GANG_CRD) == spec->native)
+    bool custom = mode == GR_GANG_CRD || mode == GR_GANG_GROVE;
+    if (custom == spec->native || (mode == GR_GANG_GROVE) != spec->grove)
         return gr_err_set(err, GR_EINVAL, "gangDiscovery: discoverer mode does not match the spec");
     gr_gang_discoverer *d = calloc(1, sizeof *d);
     if (!d)
@@ -428,16 +467,18 @@ int gr_gang_discoverer_new(const gr_gang_spec *spec, gr_gang_mode mode, const ch
     d->mode = mode;
     if (spec_copy(spec, &d->spec) != GR_OK)
         goto oom;
-    const char *defkind = mode == GR_GANG_NATIVE_WORKLOAD ? "Workload" : "PodGroup";
+    const char *defkind = mode == GR_GANG_NATIVE_WORKLOAD ? "Workload"
+                          : mode == GR_GANG_GROVE         ? GR_GANG_GROVE_KIND
+                                                          : "PodGroup";
     const char *defver = mode == GR_GANG_NATIVE_WORKLOAD ? "v1alpha1" : "v1alpha2";
-    if (mode == GR_GANG_CRD)
+    if (custom)
         defver = spec->version;
-    d->name = strdup(mode == GR_GANG_CRD ? spec->name : GR_GANG_NATIVE_NAME);
+    d->name = strdup(custom ? spec->name : GR_GANG_NATIVE_NAME);
     d->kind = strdup(kind && *kind ? kind : defkind);
     d->version = strdup(version && *version ? version : defver);
     if (!d->name || !d->kind || !d->version)
         goto oom;
-    if (mode == GR_GANG_CRD) {
+    if (custom && spec->min_count_expr) {
         static const gr_cel_decl decls[] = {{"podGroup", GR_CEL_MAP}};
         gr_err e;
         int rc = gr_cel_compile(spec->min_count_expr, strlen(spec->min_count_expr), decls, 1, NULL,
@@ -562,7 +603,8 @@ int gr_gang_anchor_from_pod(const gr_gang_discoverer *d, const json_t *pod, cons
         return anchor_fill(out, d->name, "scheduling.k8s.io", d->version, "workloads", d->kind, ns,
                            wl, nonempty(json_object_get(wr, "podGroup")), err);
     }
-    case GR_GANG_CRD: {
+    case GR_GANG_CRD:
+    case GR_GANG_GROVE: {
         const char *group = NULL;
         const json_t *ann = json_object_get(md, "annotations");
         const json_t *lab = json_object_get(md, "labels");
@@ -637,6 +679,68 @@ static int json_count(const json_t *v, const char *what, int64_t *out, gr_err *e
     return GR_OK;
 }
 
+static int cel_min_count(const gr_gang_discoverer *d, const json_t *obj, int64_t *out, gr_err *err)
+{
+    json_t *vars[1] = {(json_t *)(uintptr_t)obj};
+    gr_cel_val v = {0};
+    gr_err e;
+    int rc = gr_cel_eval_json(d->prog, vars, &v, NULL, &e);
+    if (rc != GR_OK)
+        return gr_err_set(err, rc == GR_ENOMEM ? GR_ENOMEM : GR_EINVAL, "minCountExpr \"%s\": %s",
+                          d->spec.min_count_expr, e.msg);
+    int64_t n = 0;
+    rc = GR_OK;
+    if (v.kind == GR_CEL_INT) {
+        n = v.u.i;
+    } else if (v.kind == GR_CEL_UINT) {
+        n = v.u.u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v.u.u;
+    } else if (v.kind == GR_CEL_DOUBLE && v.u.d > -9.2e18 && v.u.d < 9.2e18) {
+        n = (int64_t)v.u.d;
+    } else {
+        rc = gr_err_set(err, GR_EINVAL, "minCountExpr \"%s\" returned non-numeric type %s",
+                        d->spec.min_count_expr, gr_cel_val_type_name(&v));
+    }
+    gr_cel_val_release(&v);
+    if (rc == GR_OK && n < 0)
+        rc = gr_err_set(err, GR_EINVAL, "minCountExpr \"%s\" returned %lld (negative)",
+                        d->spec.min_count_expr, (long long)n);
+    if (rc == GR_OK)
+        *out = n;
+    return rc;
+}
+
+/* Grove's PodGang is gang-scheduled once every podgroup (one per PodClique,
+ * or per PodClique of each PodCliqueScalingGroup replica in the gang) has
+ * minReplicas pods: the gang's minimum is their sum. */
+static int grove_min_count(const gr_gang_anchor *a, const json_t *obj, int64_t *out, gr_err *err)
+{
+    const json_t *groups = json_object_get(json_object_get(obj, "spec"), "podgroups");
+    if (!json_is_array(groups))
+        return gr_err_set(err, GR_ENOTFOUND, "PodGang %s has no spec.podgroups", a->name);
+    int64_t sum = 0;
+    size_t i;
+    const json_t *g;
+    json_array_foreach(groups, i, g)
+    {
+        const json_t *v = json_object_get(g, "minReplicas");
+        if (!v)
+            return gr_err_set(err, GR_ENOTFOUND,
+                              "PodGang %s: spec.podgroups[%zu] has no minReplicas", a->name, i);
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
+            return gr_err_set(err, GR_EINVAL,
+                              "PodGang %s: spec.podgroups[%zu].minReplicas must be a "
+                              "non-negative integer",
+                              a->name, i);
+        sum += json_integer_value(v) > INT32_MAX ? (int64_t)INT32_MAX + 1 : json_integer_value(v);
+        if (sum > INT32_MAX)
+            return gr_err_set(err, GR_EINVAL,
+                              "PodGang %s: the sum of spec.podgroups[].minReplicas is out of range",
+                              a->name);
+    }
+    *out = sum;
+    return GR_OK;
+}
+
 int gr_gang_min_count(const gr_gang_discoverer *d, const gr_gang_anchor *a, const json_t *obj,
                       int64_t *out, gr_err *err)
 {
@@ -680,34 +784,12 @@ int gr_gang_min_count(const gr_gang_discoverer *d, const gr_gang_anchor *a, cons
         return gr_err_set(err, GR_ENOTFOUND, "Workload %s has no pod group \"%s\"", a->name,
                           a->pod_group ? a->pod_group : "");
     }
-    case GR_GANG_CRD: {
-        json_t *vars[1] = {(json_t *)(uintptr_t)obj};
-        gr_cel_val v = {0};
-        gr_err e;
-        int rc = gr_cel_eval_json(d->prog, vars, &v, NULL, &e);
-        if (rc != GR_OK)
-            return gr_err_set(err, rc == GR_ENOMEM ? GR_ENOMEM : GR_EINVAL,
-                              "minCountExpr \"%s\": %s", d->spec.min_count_expr, e.msg);
-        int64_t n = 0;
-        rc = GR_OK;
-        if (v.kind == GR_CEL_INT) {
-            n = v.u.i;
-        } else if (v.kind == GR_CEL_UINT) {
-            n = v.u.u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v.u.u;
-        } else if (v.kind == GR_CEL_DOUBLE && v.u.d > -9.2e18 && v.u.d < 9.2e18) {
-            n = (int64_t)v.u.d;
-        } else {
-            rc = gr_err_set(err, GR_EINVAL, "minCountExpr \"%s\" returned non-numeric type %s",
-                            d->spec.min_count_expr, gr_cel_val_type_name(&v));
-        }
-        gr_cel_val_release(&v);
-        if (rc == GR_OK && n < 0)
-            rc = gr_err_set(err, GR_EINVAL, "minCountExpr \"%s\" returned %lld (negative)",
-                            d->spec.min_count_expr, (long long)n);
-        if (rc == GR_OK)
-            *out = n;
-        return rc;
-    }
+    case GR_GANG_GROVE:
+        if (!d->prog)
+            return grove_min_count(a, obj, out, err);
+        return cel_min_count(d, obj, out, err);
+    case GR_GANG_CRD:
+        return cel_min_count(d, obj, out, err);
     }
     return GR_ENOTFOUND;
 }
@@ -1024,6 +1106,43 @@ int gr_gang_cm_update(json_t *cm, const json_t *members, int64_t expected,
     if (rc != GR_OK)
         return gr_err_set(err, rc, "out of memory");
     return GR_OK;
+}
+
+/* --------------------------------------------------------- NCCL topology */
+
+const char *gr_gang_topo_builtin(const char *shape)
+{
+    if (!shape)
+        return NULL;
+    if (strcmp(shape, "ndv4") == 0)
+        return gr_gang_topo_ndv4_xml;
+    if (strcmp(shape, "ndv5") == 0)
+        return gr_gang_topo_ndv5_xml;
+    return NULL;
+}
+
+const char *gr_gang_topo_xml(const gr_preflight_config *cfg)
+{
+    if (!cfg)
+        return NULL;
+    if (cfg->gang.nccl_topo_data && *cfg->gang.nccl_topo_data)
+        return cfg->gang.nccl_topo_data;
+    return gr_gang_topo_builtin(cfg->gang.nccl_topo_shape);
+}
+
+json_t *gr_gang_topo_configmap(const char *name, const char *ns, const char *xml, const char *shape)
+{
+    json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}}, s:{s:s}}", "apiVersion", "v1",
+                           "kind", "ConfigMap", "metadata", "name", name, "namespace", ns, "labels",
+                           "app.kubernetes.io/component", "nccl-topo", "app.kubernetes.io/name",
+                           "nvsentinel", "data", GR_GANG_TOPO_KEY, xml);
+    if (cm && shape && *shape &&
+        json_object_set_new(json_object_get(json_object_get(cm, "metadata"), "labels"),
+                            GR_GANG_TOPO_LABEL_SHAPE, json_string(shape)) != 0) {
+        json_decref(cm);
+        return NULL;
+    }
+    return cm;
 }
 
 /* ------------------------------------------------------ PreflightConfig */

@@ -48,7 +48,15 @@
 #define GR_GANG_KEY_GANG_ID      "gang_id"
 #define GR_GANG_NATIVE_NAME      "kubernetes"
 #define GR_GANG_DEFAULT_MIN_EXPR "podGroup.spec.minMember"
-#define GR_GANG_NS_LABEL         "nvsentinel.nvidia.com/preflight"
+/* Grove (beyond upstream, #1354): the PodGang a pod belongs to, as Grove's
+ * operator labels every pod it creates, and the PodGang API. */
+#define GR_GANG_GROVE_NAME     "grove"
+#define GR_GANG_GROVE_LABEL    "grove.io/podgang"
+#define GR_GANG_GROVE_GROUP    "scheduler.grove.io"
+#define GR_GANG_GROVE_VERSION  "v1alpha1"
+#define GR_GANG_GROVE_RESOURCE "podgangs"
+#define GR_GANG_GROVE_KIND     "PodGang"
+#define GR_GANG_NS_LABEL       "nvsentinel.nvidia.com/preflight"
 /* Where the admission-time ConfigMap remembers its gang anchor (JSON), so the
  * coordinator can read minCount and backfill the ownerReference when the
  * PodGroup appears after the pods (our annotation; not read by checks). */
@@ -127,6 +135,7 @@ typedef enum gr_gang_mode {
     GR_GANG_NATIVE_PODGROUP = 0, /* 1.36 spec.schedulingGroup.podGroupName */
     GR_GANG_NATIVE_WORKLOAD,     /* 1.35 spec.workloadRef.{name,podGroup} */
     GR_GANG_CRD,                 /* configurable PodGroup CRD */
+    GR_GANG_GROVE,               /* Grove PodGang (hierarchical; docs/gang.md) */
 } gr_gang_mode;
 
 /* A parsed `gangDiscovery` block (Helm value or PreflightConfig spec). */
@@ -138,12 +147,21 @@ typedef struct gr_gang_spec {
     char **label_keys;
     size_t n_label_keys;
     char *group, *version, *resource;
-    char *min_count_expr; /* defaulted to GR_GANG_DEFAULT_MIN_EXPR (PF-100) */
+    char *min_count_expr; /* defaulted to GR_GANG_DEFAULT_MIN_EXPR (PF-100);
+                             Grove: NULL = the built-in PodGang rule */
+    bool grove;           /* a Grove block (see gr_gang_spec_parse) */
 } gr_gang_spec;
 
 /* Parse and classify (facts §3.1): every field empty ⇒ native; name +
  * (annotationKeys or labelKeys) + complete podGroupGVR ⇒ CRD, with
- * minCountExpr defaulting to "podGroup.spec.minMember"; anything else ⇒
+ * minCountExpr defaulting to "podGroup.spec.minMember"; Grove (beyond
+ * upstream): `name: grove` with no keys and no podGroupGVR, or any named
+ * block whose podGroupGVR is scheduler.grove.io/<v>/podgangs ⇒ grove = true,
+ * labelKeys defaulting to ["grove.io/podgang"], podGroupGVR to
+ * scheduler.grove.io/v1alpha1/podgangs, minCountExpr left NULL (the built-in
+ * sum of spec.podgroups[].minReplicas) unless given (the generic default
+ * "podGroup.spec.minMember" also means the built-in rule: a PodGang has no
+ * minMember); anything else ⇒
  * GR_EINVAL `invalid gangDiscovery config: name "<n>" requires
  * annotationKeys/labelKeys, podGroupGVR, and minCountExpr`. Wrong JSON types
  * are GR_EINVAL naming the field. gd may be NULL (= {}). */
@@ -153,11 +171,12 @@ void gr_gang_spec_free(gr_gang_spec *s);
 typedef struct gr_gang_discoverer gr_gang_discoverer;
 
 /* Build a discoverer from a spec (borrowed; copied). mode must be CRD for a
- * CRD spec and NATIVE_* for a native one. `kind` is the PodGroup kind the
+ * CRD spec, GROVE for a Grove spec and NATIVE_* for a native one. `kind` is the PodGroup kind the
  * REST mapper resolved (CRD; used in ownerReferences), `version` the served
  * version for native modes (NULL: v1alpha2 PodGroup / v1alpha1 Workload).
- * CRD: compiles minCountExpr with the variable `podGroup` (GR_EINVAL
- * `gangDiscovery.minCountExpr: <cel error>`). Returns a reference. */
+ * CRD (and Grove with a minCountExpr): compiles minCountExpr with the
+ * variable `podGroup` (GR_EINVAL `gangDiscovery.minCountExpr: <cel error>`).
+ * Returns a reference. */
 int gr_gang_discoverer_new(const gr_gang_spec *spec, gr_gang_mode mode, const char *kind,
                            const char *version, gr_gang_discoverer **out, gr_err *err);
 gr_gang_discoverer *gr_gang_discoverer_ref(gr_gang_discoverer *d);
@@ -183,8 +202,9 @@ void gr_gang_anchor_clear(gr_gang_anchor *a);
 
 /* Read the pod's anchor (PF-89, PF-91, PF-96, PF-97): native PodGroup
  * `spec.schedulingGroup.podGroupName`; Workload `spec.workloadRef` from the
- * admission object itself (risk R2); CRD: first non-empty annotation of
- * annotationKeys, else first non-empty label of labelKeys. GR_ENOTFOUND when
+ * admission object itself (risk R2); CRD and Grove: first non-empty
+ * annotation of annotationKeys, else first non-empty label of labelKeys
+ * (Grove: the PodGang named by label grove.io/podgang). GR_ENOTFOUND when
  * the pod is not a gang member. `ns` is the pod's namespace. */
 int gr_gang_anchor_from_pod(const gr_gang_discoverer *d, const json_t *pod, const char *ns,
                             gr_gang_anchor *out, gr_err *err);
@@ -199,8 +219,11 @@ int gr_gang_anchor_from_json(const json_t *j, gr_gang_anchor *out, gr_err *err);
  * first when pod_group is "") → policy.gang.minCount; CRD: minCountExpr with
  * `podGroup` bound to obj; int, uint and double results are accepted
  * (doubles truncated), anything else is GR_EINVAL `minCountExpr "<e>"
- * returned non-numeric type <t>`. Negative results are GR_EINVAL.
- * GR_ENOTFOUND when a native object has no minCount. */
+ * returned non-numeric type <t>`. Grove without minCountExpr: the sum of
+ * spec.podgroups[].minReplicas of the PodGang (GR_ENOTFOUND without
+ * spec.podgroups or with an entry lacking minReplicas; GR_EINVAL for a
+ * negative or non-integer value or a sum past INT32_MAX). Negative results
+ * are GR_EINVAL. GR_ENOTFOUND when a native object has no minCount. */
 int gr_gang_min_count(const gr_gang_discoverer *d, const gr_gang_anchor *a, const json_t *obj,
                       int64_t *out, gr_err *err);
 
@@ -258,6 +281,30 @@ bool gr_gang_cm_set_owner(json_t *cm, const json_t *owner);
  * the right type is repaired, not refused; GR_ENOMEM / GR_ETOOBIG. */
 int gr_gang_cm_update(json_t *cm, const json_t *members, int64_t expected,
                       const gr_preflight_config *cfg, bool *changed, gr_err *err);
+
+/* --------------------------------------------------------- NCCL topology */
+
+/* The optional NCCL topology ConfigMap (facts §4.1, PF-156, PF-157). */
+#define GR_GANG_TOPO_KEY         "topo.xml"
+#define GR_GANG_TOPO_LABEL_SHAPE "nvsentinel.nvidia.com/nccl-topo-shape"
+
+/* The bundled topology XML for gangCoordination.ncclTopoShape "ndv4"
+ * (Azure ND96asr_v4) or "ndv5" (ND96isr_H100_v5), compiled in from
+ * deploy/gang/topology/<shape>.xml; NULL for any other shape. Static. */
+const char *gr_gang_topo_builtin(const char *shape);
+
+/* The XML the topology ConfigMap carries: gangCoordination.ncclTopoData when
+ * set (the Helm chart inlines its file there), else the bundled file of
+ * ncclTopoShape, else NULL (no ConfigMap to create: a pre-existing
+ * ncclTopoConfigMap is the user's). Borrowed from cfg or static. */
+const char *gr_gang_topo_xml(const gr_preflight_config *cfg);
+
+/* The ConfigMap to create in namespace ns: name, data {"topo.xml": xml},
+ * labels app.kubernetes.io/component: nccl-topo, app.kubernetes.io/name:
+ * nvsentinel, and GR_GANG_TOPO_LABEL_SHAPE when shape is non-empty. New
+ * reference; NULL on ENOMEM. */
+json_t *gr_gang_topo_configmap(const char *name, const char *ns, const char *xml,
+                               const char *shape);
 
 /* ------------------------------------------------------ PreflightConfig */
 

@@ -56,7 +56,8 @@ int gr_gang_discoverer_build(gr_kube_mapper *m, const json_t *gd, gr_gang_discov
                         "Resource=%s\" not found (is the CRD installed?): %s",
                         spec.group, spec.version, spec.resource, e.msg);
     } else {
-        rc = gr_gang_discoverer_new(&spec, GR_GANG_CRD, mp.kind, mp.version, out, err);
+        rc = gr_gang_discoverer_new(&spec, spec.grove ? GR_GANG_GROVE : GR_GANG_CRD, mp.kind,
+                                    mp.version, out, err);
     }
     gr_gang_spec_free(&spec);
     return rc;
@@ -312,16 +313,17 @@ static int mutate_fix(json_t *cm, void *ctx, gr_err *err)
     return changed ? GR_OK : GR_ECANCELED;
 }
 
+/* Create-if-absent the NCCL topology ConfigMap in the gang's namespace
+ * (facts §4.1; never updated): ncclTopoData, else the bundled file of
+ * ncclTopoShape (PF-157). A pre-existing ncclTopoConfigMap without either is
+ * the user's (PF-156): nothing to create. */
 static void ensure_topo(gr_gang_service *s, const char *ns)
 {
     const char *name = s->cfg->gang.nccl_topo_configmap;
-    const char *data = s->cfg->gang.nccl_topo_data;
+    const char *data = gr_gang_topo_xml(s->cfg);
     if (!name || !*name || !data || !*data)
         return;
-    json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}}, s:{s:s}}", "apiVersion", "v1",
-                           "kind", "ConfigMap", "metadata", "name", name, "namespace", ns, "labels",
-                           "app.kubernetes.io/component", "nccl-topo", "app.kubernetes.io/name",
-                           "nvsentinel", "data", "topo.xml", data);
+    json_t *cm = gr_gang_topo_configmap(name, ns, data, s->cfg->gang.nccl_topo_shape);
     gr_kube_status st;
     gr_err e;
     gr_kube_opts o = {0};

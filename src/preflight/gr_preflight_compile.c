@@ -302,8 +302,7 @@ static int item_add_dyn(gr_pf_items *l, const char *name, const char *pre, const
 }
 
 /* Append an object member `"key":value` (value borrowed). */
-static int member_add(gr_pf_items *l, const char *key, size_t klen, const json_t *v,
-                      unsigned kind)
+static int member_add(gr_pf_items *l, const char *key, size_t klen, const json_t *v, unsigned kind)
 {
     gr_buf b = GR_BUF_INIT(0);
     int rc = gr_pf_json_str(&b, key, klen);
@@ -365,10 +364,10 @@ static int env_field(gr_pf_items *env, const char *name, const char *field, unsi
 {
     if (items_has_name(env, name))
         return GR_OK;
-    return item_add(env, name, NULL,
-                    json_pack("{s:s,s:{s:{s:s}}}", "name", name, "valueFrom", "fieldRef",
-                              "fieldPath", field),
-                    flags);
+    return item_add(
+        env, name, NULL,
+        json_pack("{s:s,s:{s:{s:s}}}", "name", name, "valueFrom", "fieldRef", "fieldPath", field),
+        flags);
 }
 
 static int compile_resources(gr_pf_check *cc, const json_t *r)
@@ -398,8 +397,8 @@ static int compile_resources(gr_pf_check *cc, const json_t *r)
             json_array_foreach(v, i, e)
             {
                 if (rc == GR_OK)
-                    rc = item_add(&cc->claims, json_string_value(json_object_get(e, "name")),
-                                  NULL, json_incref(e), 0);
+                    rc = item_add(&cc->claims, json_string_value(json_object_get(e, "name")), NULL,
+                                  json_incref(e), 0);
             }
         }
         if (rc == GR_OK)
@@ -464,10 +463,9 @@ static int compile_check(const gr_preflight_config *cfg, const gr_preflight_chec
     if (cfg->publish.mode == GR_PREFLIGHT_PUBLISH_DEPLOYMENT) {
         if ((rc = env_value(env, "HEALTH_PUBLISH_TARGET", cfg->publish.target, 0)) ||
             (rc = env_value(env, "HEALTH_PUBLISH_TOKEN_PATH", token_path, 0)) ||
-            (rc = cfg->publish.insecure
-                      ? env_value(env, "HEALTH_PUBLISH_INSECURE", "true", 0)
-                      : env_value(env, "HEALTH_PUBLISH_TLS_CA_FILE", GR_PREFLIGHT_PUBLISH_CA_FILE,
-                                  0)))
+            (rc = cfg->publish.insecure ? env_value(env, "HEALTH_PUBLISH_INSECURE", "true", 0)
+                                        : env_value(env, "HEALTH_PUBLISH_TLS_CA_FILE",
+                                                    GR_PREFLIGHT_PUBLISH_CA_FILE, 0)))
             return rc;
     }
     /* token mount (by name), CA bundle mount (PF-175) */
@@ -516,9 +514,9 @@ static int compile_pod_parts(const gr_preflight_config *cfg, gr_pf_compiled *pc)
                        mount_json(GR_PREFLIGHT_VOL_DSHM, "/dev/shm", false), 0)))
         return rc;
     if (*cfg->gang.nccl_topo_configmap &&
-        (rc = item_add(gm, GR_PREFLIGHT_VOL_NCCL_TOPO, GR_PREFLIGHT_NCCL_TOPO_DIR,
-                       mount_json(GR_PREFLIGHT_VOL_NCCL_TOPO, GR_PREFLIGHT_NCCL_TOPO_DIR, true),
-                       0)))
+        (rc =
+             item_add(gm, GR_PREFLIGHT_VOL_NCCL_TOPO, GR_PREFLIGHT_NCCL_TOPO_DIR,
+                      mount_json(GR_PREFLIGHT_VOL_NCCL_TOPO, GR_PREFLIGHT_NCCL_TOPO_DIR, true), 0)))
         return rc;
     for (size_t k = 0; k < cfg->gang.n_extra_host_path_mounts; k++) {
         const gr_preflight_extra_mount *m = &cfg->gang.extra_host_path_mounts[k];
@@ -529,8 +527,7 @@ static int compile_pod_parts(const gr_preflight_config *cfg, gr_pf_compiled *pc)
     for (size_t k = 0; k < cfg->gang.n_extra_volume_mounts; k++) {
         const gr_preflight_extra_mount *m = &cfg->gang.extra_volume_mounts[k];
         if ((rc = item_add(gm, m->name, m->mount_path,
-                           mount_json(m->name, m->mount_path, m->read_only),
-                           GR_PF_NEEDS_VOLUME)))
+                           mount_json(m->name, m->mount_path, m->read_only), GR_PF_NEEDS_VOLUME)))
             return rc;
     }
 
@@ -539,23 +536,21 @@ static int compile_pod_parts(const gr_preflight_config *cfg, gr_pf_compiled *pc)
     if (*cfg->connector_socket &&
         (rc = item_add(vols, GR_PREFLIGHT_VOL_SOCKET, NULL,
                        json_pack("{s:s,s:{s:s,s:s}}", "name", GR_PREFLIGHT_VOL_SOCKET, "hostPath",
-                                 "path", GR_PREFLIGHT_SOCKET_HOST_DIR, "type",
-                                 "DirectoryOrCreate"),
+                                 "path", GR_PREFLIGHT_SOCKET_HOST_DIR, "type", "DirectoryOrCreate"),
                        0)))
         return rc;
     if (cfg->token_audience &&
         (rc = item_add(vols, GR_PREFLIGHT_VOL_TOKEN, NULL,
-                       json_pack("{s:s,s:{s:[{s:{s:s,s:I,s:s}}]}}", "name",
-                                 GR_PREFLIGHT_VOL_TOKEN, "projected", "sources",
-                                 "serviceAccountToken", "audience", cfg->token_audience,
-                                 "expirationSeconds", (json_int_t)cfg->token_expiration_seconds,
-                                 "path", "token"),
+                       json_pack("{s:s,s:{s:[{s:{s:s,s:I,s:s}}]}}", "name", GR_PREFLIGHT_VOL_TOKEN,
+                                 "projected", "sources", "serviceAccountToken", "audience",
+                                 cfg->token_audience, "expirationSeconds",
+                                 (json_int_t)cfg->token_expiration_seconds, "path", "token"),
                        0)))
         return rc;
     if (cfg->publish.mode == GR_PREFLIGHT_PUBLISH_DEPLOYMENT && !cfg->publish.insecure &&
         (rc = item_add(vols, GR_PREFLIGHT_VOL_PUBLISH_CA, NULL,
-                       json_pack("{s:s,s:{s:s}}", "name", GR_PREFLIGHT_VOL_PUBLISH_CA,
-                                 "configMap", "name", GR_PREFLIGHT_PUBLISH_CA_CM),
+                       json_pack("{s:s,s:{s:s}}", "name", GR_PREFLIGHT_VOL_PUBLISH_CA, "configMap",
+                                 "name", GR_PREFLIGHT_PUBLISH_CA_CM),
                        0)))
         return rc;
     if ((rc = item_add_dyn(vols, GR_PREFLIGHT_VOL_GANG,
@@ -569,8 +564,7 @@ static int compile_pod_parts(const gr_preflight_config *cfg, gr_pf_compiled *pc)
     if (*cfg->gang.nccl_topo_configmap &&
         (rc = item_add(vols, GR_PREFLIGHT_VOL_NCCL_TOPO, NULL,
                        json_pack("{s:s,s:{s:s,s:b}}", "name", GR_PREFLIGHT_VOL_NCCL_TOPO,
-                                 "configMap", "name", cfg->gang.nccl_topo_configmap, "optional",
-                                 1),
+                                 "configMap", "name", cfg->gang.nccl_topo_configmap, "optional", 1),
                        GR_PF_GANG_ONLY)))
         return rc;
     for (size_t k = 0; k < cfg->gang.n_extra_host_path_mounts; k++) {

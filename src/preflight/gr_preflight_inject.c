@@ -188,8 +188,8 @@ int gr_preflight_pod_check(const json_t *pod, gr_err *err)
 /* ------------------------------------------------------- eligibility */
 
 typedef struct maxres {
-    const char *name;       /* borrowed from cfg */
-    const gr_pf_item *key;  /* `"name":`, serialised at load */
+    const char *name;      /* borrowed from cfg */
+    const gr_pf_item *key; /* `"name":`, serialised at load */
     gr_quantity q;
     bool gpu;
 } maxres;
@@ -214,8 +214,7 @@ static size_t find_max_resources(const gr_pf_compiled *pc, const json_t *contain
             for (size_t p = 0; p < 2; p++) {
                 json_t *v = json_object_get(json_object_get(r, parts[p]), name);
                 gr_quantity q;
-                if (!v || gr_pf_quantity_from_json(v, &q, NULL) != GR_OK ||
-                    gr_quantity_is_zero(&q))
+                if (!v || gr_pf_quantity_from_json(v, &q, NULL) != GR_OK || gr_quantity_is_zero(&q))
                     continue;
                 if (!found || gr_quantity_cmp(&q, &best) > 0)
                     best = q;
@@ -419,8 +418,7 @@ static entry from_item(const gr_pf_item *it)
 }
 
 /* Serialise pod JSON `v` into the scratch buffer as an entry. */
-static int pod_entry(emit_ctx *ec, const json_t *v, const char *name, const char *path,
-                     entry *out)
+static int pod_entry(emit_ctx *ec, const json_t *v, const char *name, const char *path, entry *out)
 {
     size_t off = ec->scratch.len;
     int rc = gr_pf_json_value(&ec->scratch, v);
@@ -562,8 +560,8 @@ static void w_claims(jw *w, const emit_ctx *ec, const gr_pf_check *cc)
             continue;
         bool dup = false;
         for (size_t j = 0; j < i && !dup; j++) {
-            const char *o = json_string_value(json_object_get(json_array_get(ec->claims, j),
-                                                               "name"));
+            const char *o =
+                json_string_value(json_object_get(json_array_get(ec->claims, j), "name"));
             dup = o && strcmp(o, n) == 0;
         }
         if (dup)
@@ -811,11 +809,15 @@ static size_t w_pod_ops(jw *w, emit_ctx *ec, size_t nop, const json_t *spec, con
         if (nop++)
             W_LIT(w, ",");
         if (!json_is_object(md))
-            W_LIT(w, "{\"op\":\"add\",\"path\":\"/metadata\",\"value\":{\"labels\":{\"" GR_PREFLIGHT_LABEL_HEALTH_PUB "\":\"true\"}}}");
+            W_LIT(w, "{\"op\":\"add\",\"path\":\"/"
+                     "metadata\",\"value\":{\"labels\":{\"" GR_PREFLIGHT_LABEL_HEALTH_PUB
+                     "\":\"true\"}}}");
         else if (!json_is_object(json_object_get(md, "labels")))
-            W_LIT(w, "{\"op\":\"add\",\"path\":\"/metadata/labels\",\"value\":{\"" GR_PREFLIGHT_LABEL_HEALTH_PUB "\":\"true\"}}");
+            W_LIT(w, "{\"op\":\"add\",\"path\":\"/metadata/"
+                     "labels\",\"value\":{\"" GR_PREFLIGHT_LABEL_HEALTH_PUB "\":\"true\"}}");
         else
-            W_LIT(w, "{\"op\":\"add\",\"path\":\"/metadata/labels/nvsentinel.nvidia.com~1health-publisher\",\"value\":\"true\"}");
+            W_LIT(w, "{\"op\":\"add\",\"path\":\"/metadata/labels/"
+                     "nvsentinel.nvidia.com~1health-publisher\",\"value\":\"true\"}");
     }
     return nop;
 }

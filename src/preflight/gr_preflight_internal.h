@@ -87,14 +87,14 @@ typedef struct gr_pf_glob {
  * config load. A dynamic item is `json` + a JSON string filled per pod
  * (the gang id or the gang ConfigMap name) + `post`. */
 typedef struct gr_pf_item {
-    char *name;       /* env/mount/volume name, or NULL; owned */
-    char *path;       /* volume mounts: mountPath; else NULL; owned */
-    char *json;       /* compact JSON (or its part before the dynamic value); owned */
-    size_t json_len;  /* for a "key":value member: the whole member */
-    size_t key_len;   /* members: length of the `"key":` prefix */
-    char *post;       /* after the dynamic value, or NULL; owned */
+    char *name;      /* env/mount/volume name, or NULL; owned */
+    char *path;      /* volume mounts: mountPath; else NULL; owned */
+    char *json;      /* compact JSON (or its part before the dynamic value); owned */
+    size_t json_len; /* for a "key":value member: the whole member */
+    size_t key_len;  /* members: length of the `"key":` prefix */
+    char *post;      /* after the dynamic value, or NULL; owned */
     size_t post_len;
-    unsigned flags;   /* GR_PF_* below */
+    unsigned flags; /* GR_PF_* below */
 } gr_pf_item;
 
 enum {
@@ -126,11 +126,11 @@ enum { GR_PF_ABSENT = 0, GR_PF_REPLACE, GR_PF_PRESENT };
 /* An init-container template taken apart so that a pod's container is a
  * sequence of memcpy()s plus the few pod-dependent parts. */
 typedef struct gr_pf_check {
-    gr_pf_items keys;     /* top-level members in template order; json = `"k":v`,
-                             flags = GR_PF_KEY_* kind */
+    gr_pf_items keys; /* top-level members in template order; json = `"k":v`,
+                         flags = GR_PF_KEY_* kind */
     bool has_resources, has_env, has_mounts;
-    gr_pf_items rkeys;    /* members of `resources`, same encoding */
-    int limits_state;     /* GR_PF_ABSENT | REPLACE (null) | PRESENT */
+    gr_pf_items rkeys; /* members of `resources`, same encoding */
+    int limits_state;  /* GR_PF_ABSENT | REPLACE (null) | PRESENT */
     int requests_state;
     int claims_state;     /* REPLACE: present but not a list */
     gr_pf_items limits;   /* template limits members: name = key */

@@ -12,7 +12,9 @@
  * surrogate escape must be followed by a low one; integers must fit a
  * json_int_t, numbers with a fraction or exponent are reals (overflow to
  * infinity is an error); nesting deeper than 2048 is an error; duplicate
- * object keys are an error; nothing but whitespace may follow the value.
+ * object keys are an error; nothing but whitespace may follow the value;
+ * one NUL byte right after a number or literal is skipped (see
+ * skip_ungot_nul).
  */
 #include <errno.h>
 #include <math.h>
@@ -28,7 +30,7 @@
 typedef struct parser {
     const unsigned char *p, *end;
     int depth;
-    int rc;       /* GR_EPARSE or GR_ENOMEM once something failed */
+    int rc;        /* GR_EPARSE or GR_ENOMEM once something failed */
     gr_buf strbuf; /* decoded strings that had escapes */
 } parser;
 
@@ -43,8 +45,16 @@ static json_t *fail(parser *ps, int rc)
 
 static void skip_ws(parser *ps)
 {
-    while (ps->p < ps->end &&
-           (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\r' || *ps->p == '\t'))
+    while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\r' || *ps->p == '\t'))
+        ps->p++;
+}
+
+/* jansson quirk, kept so that both accept the same texts: its lexer reads
+ * one byte past a number or a literal and pushes it back, and a pushed-back
+ * NUL byte is lost, so "[1\0]" parses as [1] (but "[1\0\0]" does not). */
+static void skip_ungot_nul(parser *ps)
+{
+    if (ps->p < ps->end && *ps->p == 0)
         ps->p++;
 }
 
@@ -285,6 +295,7 @@ static json_t *parse_number(parser *ps)
             p++;
     }
     ps->p = p;
+    skip_ungot_nul(ps);
     if (!real) {
         uint64_t v = 0;
         uint64_t lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
@@ -294,8 +305,8 @@ static json_t *parse_number(parser *ps)
                 return fail(ps, GR_EPARSE); /* too big integer */
             v = v * 10 + dig;
         }
-        json_int_t iv = neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(json_int_t)v)
-                            : (json_int_t)v;
+        json_int_t iv =
+            neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(json_int_t)v) : (json_int_t)v;
         json_t *j = json_integer(iv);
         return j ? j : fail(ps, GR_ENOMEM);
     }
@@ -428,6 +439,7 @@ static bool lit(parser *ps, const char *word, size_t n)
     if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0)
         return false;
     ps->p += n;
+    skip_ungot_nul(ps);
     return true;
 }
 

@@ -33,14 +33,14 @@
 #define GR_PREFLIGHT_DEFAULT_MAX_BODY ((size_t)4 * 1024 * 1024)
 
 typedef struct gr_preflight_server_opts {
-    uint16_t port;        /* 0: an ephemeral port (see gr_preflight_server_port) */
-    const char *cert_dir; /* directory holding tls.crt and tls.key */
-    size_t max_body;      /* 0: GR_PREFLIGHT_DEFAULT_MAX_BODY */
-    unsigned threads;     /* worker threads; 0: 2 */
-    unsigned timeout_s;   /* idle/read/write timeout; 0: 10 */
-    bool loopback_only;   /* bind 127.0.0.1 (tests, benchmarks) */
-    bool static_response; /* benchmark ceiling: /mutate returns a fixed
-                             "allowed" review without looking at the body */
+    uint16_t port;           /* 0: an ephemeral port (see gr_preflight_server_port) */
+    const char *cert_dir;    /* directory holding tls.crt and tls.key */
+    size_t max_body;         /* 0: GR_PREFLIGHT_DEFAULT_MAX_BODY */
+    unsigned threads;        /* worker threads; 0: 2 */
+    unsigned timeout_s;      /* idle/read/write timeout; 0: 10 */
+    bool loopback_only;      /* bind 127.0.0.1 (tests, benchmarks) */
+    bool static_response;    /* benchmark ceiling: /mutate returns a fixed
+                                "allowed" review without looking at the body */
     const char *static_body; /* with static_response: this body instead
                                 (copied at start), e.g. a real injection
                                 response to measure the cost of its size */

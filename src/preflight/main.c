@@ -203,6 +203,22 @@ static int cmd_inject(int argc, char **argv)
 
 /* -------------------------------------------------------------- serve */
 
+/*
+ * The one place the server picks its gang resolver (issue 7 wiring point).
+ * Today: the static resolver, which derives the gang from the admission
+ * object alone (docs/webhook.md "Gang context"). When the kube-backed
+ * discoverer from src/gang lands, return its gr_preflight_gang_ops here
+ * (resolve + admitted, thread-safe; `cfg` outlives the server) and link
+ * gpuready-preflight against it; nothing else in the server changes.
+ */
+static int pick_gang_resolver(const gr_preflight_config *cfg, gr_preflight_gang_ops *out,
+                              gr_err *err)
+{
+    (void)err;
+    *out = gr_preflight_gang_static_ops(cfg);
+    return GR_OK;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
     const char *config = "/etc/preflight/config.yaml";
@@ -283,7 +299,12 @@ static int cmd_serve(int argc, char **argv)
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-    gr_preflight_gang_ops gang = gr_preflight_gang_static_ops(cfg);
+    gr_preflight_gang_ops gang;
+    if (pick_gang_resolver(cfg, &gang, &err) != GR_OK) {
+        gr_log(GR_LOG_ERROR, MOD, "Fatal error", GR_KV_STR("error", err.msg), GR_KV_END);
+        gr_preflight_config_free(cfg);
+        return 1;
+    }
     gr_preflight_server *srv = NULL;
     if (gr_preflight_server_start(&o, cfg, &gang, &srv, &err) != GR_OK) {
         gr_log(GR_LOG_ERROR, MOD, "Fatal error", GR_KV_STR("error", err.msg), GR_KV_END);

@@ -821,7 +821,25 @@ int gr_harness_wait(const gr_harness_cluster *c, const char *ns, const char *res
     }
     argv[n] = NULL;
     gr_harness_result r;
-    int rc = gr_harness_kubectl_argv(c, NULL, NULL, timeout_s + 15, argv, &r);
+    /* kubectl wait gives up at once ("... accessor error: <nil> is of the type
+     * <nil>") when the object has no status.conditions yet, e.g. a CRD the
+     * apiserver has not reconciled. That is "not yet", so try again until the
+     * deadline. */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc;
+    for (;;) {
+        rc = gr_harness_kubectl_argv(c, NULL, NULL, timeout_s + 15, argv, &r);
+        if (rc == 0 || !strstr(r.err, "accessor error")) {
+            break;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (t1.tv_sec - t0.tv_sec >= timeout_s) {
+            break;
+        }
+        gr_harness_result_free(&r);
+        nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
+    }
     if (rc != 0) {
         say("wait --for=%s %s%s%s failed after up to %ds: %s", for_expr, resource, ns ? " -n " : "",
             ns ? ns : "", timeout_s, r.err);

@@ -111,7 +111,7 @@ gr_apply() {
     crds=$(grep '^customresourcedefinition.apiextensions.k8s.io/' <<<"$out" | sed 's|^[^/]*/|crd/|' || true)
     if [[ -n $crds ]]; then
       # shellcheck disable=SC2086  # one resource per word
-      gr_kubectl wait --for=condition=Established --timeout=60s $crds >/dev/null || { rm -f "$err"; return 1; }
+      gr_kwait --for=condition=Established --timeout=60s $crds || { rm -f "$err"; return 1; }
     fi
     if ((rc == 0)); then rm -f "$err"; return 0; fi
     if ! grep -qE 'no matches for kind|ensure CRDs are installed first|could not find the requested resource' "$err"; then
@@ -125,12 +125,28 @@ gr_apply() {
   return 1
 }
 
+# gr_kwait ARGS...: `kubectl wait ARGS` that treats "no status.conditions yet"
+# as not yet rather than failure. kubectl gives up at once with
+# "... accessor error: <nil> is of the type <nil>" in that case (e.g. a CRD the
+# apiserver has not reconciled); retry for up to 60 s.
+gr_kwait() {
+  local err deadline=$((SECONDS + 60))
+  err=$(mktemp)
+  while :; do
+    if gr_kubectl wait "$@" >/dev/null 2>"$err"; then rm -f "$err"; return 0; fi
+    if ! grep -q 'accessor error' "$err" || ((SECONDS >= deadline)); then
+      cat "$err" >&2; rm -f "$err"; return 1
+    fi
+    sleep 0.2
+  done
+}
+
 # gr_wait NAMESPACE|"" RESOURCE FOR [TIMEOUT_S]: kubectl wait --for=FOR.
 gr_wait() {
   local ns=$1 res=$2 for=$3 timeout=${4:-60}
   local nsargs=()
   [[ -n $ns ]] && nsargs=(-n "$ns")
-  if ! gr_kubectl wait "--for=$for" "--timeout=${timeout}s" "$res" "${nsargs[@]}" >/dev/null; then
+  if ! gr_kwait "--for=$for" "--timeout=${timeout}s" "$res" "${nsargs[@]}"; then
     gr_say "wait --for=$for $res failed"
     gr_kubectl get "$res" "${nsargs[@]}" -o yaml >&2 || true
     return 1

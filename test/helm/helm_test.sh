@@ -134,7 +134,7 @@ inject() {
 }
 
 cmd_assert() {
-  local got crd=preflight.nvsentinel.nvidia.com_preflightconfigs.yaml
+  local crd=preflight.nvsentinel.nvidia.com_preflightconfigs.yaml
   # PF-118: the chart ships the PreflightConfig CRD of the gang controller
   # (deploy/gang) unchanged.
   if [[ -f $ROOT/deploy/gang/$crd ]]; then
@@ -159,6 +159,7 @@ cmd_assert() {
     "$(cfg '[.initContainers[] | .inheritUserEnv == true and .inheritUserVolumeMounts == true] | all')"
   ok PF-17 "each built-in check mounts nvsentinel-socket at /var/run" \
     "$(cfg '[.initContainers[] | .volumeMounts == [{"mountPath":"/var/run","name":"nvsentinel-socket"}]] | all')"
+  # shellcheck disable=SC2016 # jq variables
   local env='.initContainers[] | select(.name == $c) | .env | from_entries'
   envof() { jq -r --arg c "$1" "$env | .[\"$2\"] // \"<unset>\"" "${J%.json}.config.json"; }
   eq PF-49 "$(envof preflight-dcgm-diag DCGM_DIAG_LEVEL)" 2 DCGM_DIAG_LEVEL
@@ -264,7 +265,7 @@ cmd_assert() {
   eq PF-162 "$(cfg '.publishTo')" deployment publishTo
   eq PF-166 "$(cfg '.healthPublish.target')" "platform-connector-deployment.$NS.svc.cluster.local:50051" "health publish target"
   eq PF-168 "$(cfg '.healthPublish.insecure')" false "TLS by default"
-  eq PF-178 "$(q "$(obj ConfigMap preflight) | .metadata.name")" preflight "hostNetworkWorkloads: true accepted"
+  eq PF-162 "$(q "$(obj ConfigMap preflight) | .metadata.name")" preflight "renders with hostNetworkWorkloads: true"
   # --- webhook TLS variants
   load existing-issuer
   eq PF-208 "$(q '[.[] | select(.kind == "Issuer" or (.kind == "Certificate" and .spec.isCA == true))] | length')" 0 "no CA created"
@@ -289,6 +290,9 @@ cmd_assert() {
   eq PF-22 "$(q "$ds | .spec.template.spec.containers[1].command[0]")" /bin/sh "per-image hold command"
   eq PF-23 "$(q "$ds | .spec.template.spec.containers[0].resources.requests | \"\(.cpu) \(.memory)\"")" "10m 16Mi" requests
   eq PF-24 "$(q "$ds | .spec.template.spec.containers[0].resources.limits | \"\(.cpu) \(.memory)\"")" "50m 64Mi" limits
+  # The webhook Service must not select the image-cache pods.
+  ok PF-22 "the webhook Service selects image-cache pods" \
+    "$(jq -r "($(obj Service preflight) | .spec.selector) as \$sel | [$ds | .spec.template.metadata.labels | to_entries as \$l | \$sel | to_entries | all(. as \$e | \$l | any(. == \$e))] == [false]" "$J")"
   eq PF-25 "$(q "$ds | .spec.template.metadata.annotations | tojson")" '{"example.com/owner":"gpu-team"}' podAnnotations
   eq PF-22 "$(cfg '.initContainers | map(has("imageCacheCommand")) | any')" false "chart-only key kept out of config.yaml"
   # --- topology

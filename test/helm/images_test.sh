@@ -46,18 +46,20 @@ check_blob() { # layout digest size what
 }
 
 # How to run a program inside an image root.
+# Sanitizer builds (CI): LeakSanitizer needs /proc, which a bare chroot lacks.
+SAN_ENV=(ASAN_OPTIONS=detect_leaks=0)
 CHROOT=$(command -v chroot || true)
 UNSHARE=$(command -v unshare || true)
 if [[ $(id -u) == 0 ]] && [[ -n $CHROOT ]]; then
-  in_image() { local r=$1; shift; env -i "$CHROOT" --userspec=65532:65532 "$r" "$@"; }
+  in_image() { local r=$1; shift; env -i "${SAN_ENV[@]}" "$CHROOT" --userspec=65532:65532 "$r" "$@"; }
   how="chroot as 65532:65532"
 elif [[ -n $UNSHARE && -n $CHROOT ]] && "$UNSHARE" -r true 2>/dev/null; then
-  in_image() { local r=$1; shift; env -i "$UNSHARE" -r "$CHROOT" "$r" "$@"; }
+  in_image() { local r=$1; shift; env -i "${SAN_ENV[@]}" "$UNSHARE" -r "$CHROOT" "$r" "$@"; }
   how="unshare -r chroot"
 else
   in_image() { # the image's own loader and libraries, no chroot
     local r=$1 prog=$2; shift 2
-    env -i "$r/lib64/ld-linux-x86-64.so.2" --library-path "$r/lib/x86_64-linux-gnu:$r/usr/lib/x86_64-linux-gnu" "$r$prog" "$@"
+    env -i "${SAN_ENV[@]}" "$r/lib64/ld-linux-x86-64.so.2" --library-path "$r/lib/x86_64-linux-gnu:$r/usr/lib/x86_64-linux-gnu" "$r$prog" "$@"
   }
   how="the image's dynamic loader"
 fi
@@ -100,7 +102,7 @@ for img in "${IMAGES[@]}"; do
   for p in $(cd "$rootfs/usr/local/bin" && ls); do
     [[ $p == gpuready-idle ]] || grep -q "/$p\b" "$df" || die "$img: Dockerfile does not install $p"
   done
-  if find "$rootfs" -name 'libasan.so*' -o -name 'libubsan.so*' | grep -q .; then sanitized=1; fi
+  if grep -q __asan_init "$rootfs$entry" || find "$rootfs" -name 'libasan.so*' | grep -q .; then sanitized=1; fi
   note "$img: layout ok, $(find "$rootfs" -type f | wc -l) files"
 done
 
@@ -177,8 +179,21 @@ SOURCE_DATE_EPOCH=0 "$ROOT/scripts/build-images" --bindir "$BINDIR" --out "$WORK
   die "the preflight image is not reproducible"
 note "reproducible"
 
+# --add-lib bundles a vendor library the checks dlopen (here a stand-in that
+# is not otherwise in the image) where the loader finds it by name.
+extra=$(ldconfig -p | awk '/libcmocka\.so\.0 .*x86-64/ {print $NF; exit}')
+if [[ -n $extra ]]; then
+  "$ROOT/scripts/build-images" --bindir "$BINDIR" --out "$WORK/out3" --add-lib "preflight-nccl-loopback=$extra" \
+    preflight-nccl-loopback >/dev/null 2>"$WORK/build.err" || { cat "$WORK/build.err"; die "--add-lib build failed"; }
+  [[ -f $WORK/out3/preflight-nccl-loopback.rootfs/usr/lib/x86_64-linux-gnu/libcmocka.so.0 ]] ||
+    die "--add-lib: library not in /usr/lib/x86_64-linux-gnu"
+  [[ ! -e $OUT/preflight-nccl-loopback.rootfs/usr/lib/x86_64-linux-gnu/libcmocka.so.0 ]] ||
+    die "the default image carries the stand-in library"
+  note "--add-lib bundles a library"
+fi
+
 # Size goal.
-while read -r img raw compressed digest; do
+while read -r img raw _; do
   if ((sanitized)); then
     note "$img: $raw bytes (sanitizer build: the 50 MB goal applies to release builds)"
   else

@@ -22,7 +22,7 @@
 set -euo pipefail
 
 ROOT=${GR_SOURCE_DIR:-$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)}
-# shellcheck source=../harness/gr_harness.sh
+# shellcheck source=test/harness/gr_harness.sh
 source "$ROOT/test/harness/gr_harness.sh"
 gr_skip_if_disabled
 
@@ -204,7 +204,7 @@ done
 say "webhook pod $pod ready at $HOST_IP:$PORT behind Service preflight"
 
 # --- admissions through the installed webhook.
-team=team-a
+team="team-a"
 k create namespace "$team" >/dev/null
 k label namespace "$team" nvsentinel.nvidia.com/preflight=enabled >/dev/null
 k create namespace other >/dev/null

@@ -1,20 +1,36 @@
 #!/usr/bin/env bash
 # test_serve.sh BINARY — end-to-end test of `gpuready-preflight` on loopback:
 # TLS serving, /healthz, /readyz, /mutate (patch, denial, 400, 413), /metrics
-# linted with client_golang's promlint (the library behind `promtool check
-# metrics`), invalid config → exit 1 naming the key, certificate hot reload
-# through a Kubernetes-style `..data` symlink swap, graceful SIGTERM.
+# linted with `promtool check metrics` (tools/promtool), invalid config →
+# exit 1 naming the key, certificate hot reload through a Kubernetes-style
+# `..data` symlink swap, graceful SIGTERM.
 set -euo pipefail
 BIN=${1:?usage: test_serve.sh path/to/gpuready-preflight}
 HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=$(mktemp -d)
 PID=""
 cleanup() {
-    [ -n "$PID" ] && kill "$PID" 2>/dev/null || true
+    if [ -n "$PID" ]; then kill "$PID" 2>/dev/null || true; fi
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; [ -f "$WORK/log" ] && tail -20 "$WORK/log" >&2; exit 1; }
+
+ROOT=$(cd "$HERE/../.." && pwd)
+# promtool from the tools cache (scripts/build-k8s builds and caches it);
+# while build-k8s has no promtool entry, build the same pinned module here.
+promtool_bin() {
+    local dir go
+    if dir=$("$ROOT/scripts/build-k8s" --print-bindir promtool 2>"$WORK/promtool-build.log") &&
+        [ -x "$dir/promtool" ]; then
+        echo "$dir/promtool"
+        return 0
+    fi
+    go=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+    (cd "$ROOT/tools/promtool" && CGO_ENABLED=0 GOFLAGS="-trimpath -buildvcs=false" \
+        "$go" build -o "$WORK/promtool" ./cmd/promtool) >>"$WORK/promtool-build.log" 2>&1 || return 1
+    echo "$WORK/promtool"
+}
 
 mkcert() { # dir CN
     mkdir -p "$1"
@@ -74,7 +90,9 @@ echo "$patch" | grep -q '"preflight-dcgm-diag"' || fail "patch lacks the init co
 
 sed 's/"limits":{"nvidia.com\/gpu":"8"}/"limits":{"cpu":"1"}/' "$WORK/review.json" >"$WORK/cpu.json"
 [ "$(post "$WORK/cpu.json")" = 200 ] || fail "non-GPU status"
-grep -q '"allowed":true' "$WORK/resp" && ! grep -q patch "$WORK/resp" || fail "non-GPU pod patched (PF-02)"
+if ! grep -q '"allowed":true' "$WORK/resp" || grep -q patch "$WORK/resp"; then
+    fail "non-GPU pod patched (PF-02)"
+fi
 
 sed 's/"metadata":{"name":"p"}/"metadata":{"name":"p","annotations":{"nvsentinel.nvidia.com\/preflight-checks":"nope"}}/' \
     "$WORK/review.json" >"$WORK/deny.json"
@@ -87,8 +105,9 @@ printf 'not json' >"$WORK/garbage"
 head -c 5000000 /dev/zero | tr '\0' ' ' >"$WORK/big"
 [ "$(post "$WORK/big")" = 413 ] || fail "oversized body not 413"
 
-# metrics: names, counts, and promlint (skipped with a note if Go cannot
-# build the linter offline)
+# metrics: names, counts, and `promtool check metrics` (tools/promtool,
+# built once into the tools cache by scripts/build-k8s; modules come from the
+# Go module proxy on a fresh machine)
 curl -sk "$URL/metrics" >"$WORK/metrics"
 grep -q '^preflight_injection_total{result="injected"} 1$' "$WORK/metrics" || fail "injected counter"
 grep -q '^preflight_injection_total{result="skipped"} 1$' "$WORK/metrics" || fail "skipped counter"
@@ -97,13 +116,9 @@ grep -q '^preflight_injection_total{result="error"} 2$' "$WORK/metrics" || fail 
 grep -q '^preflight_webhook_latency_seconds_count 4$' "$WORK/metrics" || fail "latency count"
 grep -q '^preflight_webhook_latency_seconds_bucket{le="+Inf"} 4$' "$WORK/metrics" || fail "+Inf bucket"
 grep -q '^process_resident_memory_bytes [1-9]' "$WORK/metrics" || fail "process metrics"
-if command -v go >/dev/null 2>&1 &&
-    (cd "$HERE/promlint" && GOPROXY=off GOFLAGS=-mod=mod GOSUMDB=off go build -o "$WORK/promlint" . >"$WORK/go.log" 2>&1); then
-    "$WORK/promlint" <"$WORK/metrics" || fail "promlint found problems"
-    echo "promlint: clean"
-else
-    echo "NOTE: promlint not built (no Go toolchain or module cache); format checks only" >&2
-fi
+PROMTOOL=$(promtool_bin) || fail "cannot build promtool (tools/promtool): $(tail -20 "$WORK/promtool-build.log")"
+"$PROMTOOL" check metrics <"$WORK/metrics" || fail "promtool check metrics found problems"
+echo "promtool check metrics: clean"
 
 # hot reload: swap ..data like the kubelet does while requests keep coming;
 # none may fail, new handshakes get the new certificate
