@@ -14,96 +14,10 @@
 
 #include "gr_cel.h"
 #include "gr_gang_topo_data.h"
-#include "gr_hash.h"
 #include "gr_kube_helpers.h"
 #include "gr_time.h"
 
 /* ---------------------------------------------------------------- naming */
-
-static void truncate_with_hash(const char *s, const char *original, size_t max, char *out)
-{
-    char hex[GR_HASH_SHA256_HEX_MAX];
-    if (gr_hash_sha256_hex_str(original, hex, NULL) != GR_OK)
-        memset(hex, '0', 9);
-    size_t keep = strlen(s);
-    if (keep > max - 9)
-        keep = max - 9;
-    while (keep > 0 && s[keep - 1] == '-')
-        keep--;
-    memcpy(out, s, keep);
-    out[keep] = '-';
-    memcpy(out + keep + 1, hex, 8);
-    out[keep + 9] = 0;
-}
-
-/* sanitize without the final length rule. */
-static char *sanitize_raw(const char *in)
-{
-    size_t n = strlen(in);
-    char *s = malloc(n + GR_HASH_SHA256_HEX_MAX);
-    if (!s)
-        return NULL;
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = in[i];
-        if (c >= 'A' && c <= 'Z')
-            c = (char)(c - 'A' + 'a');
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
-            c = '-';
-        if (c == '-' && (o == 0 || s[o - 1] == '-'))
-            continue;
-        s[o++] = c;
-    }
-    while (o > 0 && s[o - 1] == '-')
-        o--;
-    s[o] = 0;
-    if (o == 0) {
-        char hex[GR_HASH_SHA256_HEX_MAX];
-        if (gr_hash_sha256_hex_str(in, hex, NULL) != GR_OK) {
-            free(s);
-            return NULL;
-        }
-        memcpy(s, hex, GR_GANG_NAME_MAX);
-        s[GR_GANG_NAME_MAX] = 0;
-    }
-    return s;
-}
-
-char *gr_gang_sanitize(const char *in)
-{
-    if (!in)
-        in = "";
-    char *s = sanitize_raw(in);
-    if (!s || strlen(s) <= GR_GANG_NAME_MAX)
-        return s;
-    char *t = malloc(GR_GANG_NAME_MAX + 1);
-    if (t)
-        truncate_with_hash(s, in, GR_GANG_NAME_MAX, t);
-    free(s);
-    return t;
-}
-
-char *gr_gang_configmap_name(const char *gang_id)
-{
-    if (!gang_id)
-        gang_id = "";
-    char *s = gr_gang_sanitize(gang_id);
-    if (!s)
-        return NULL;
-    const size_t plen = strlen(GR_GANG_CM_PREFIX);
-    char *out = malloc(GR_GANG_NAME_MAX + 1);
-    if (!out) {
-        free(s);
-        return NULL;
-    }
-    memcpy(out, GR_GANG_CM_PREFIX, plen);
-    if (plen + strlen(s) <= GR_GANG_NAME_MAX)
-        memcpy(out + plen, s, strlen(s) + 1);
-    else
-        truncate_with_hash(s, gang_id, GR_GANG_NAME_MAX - plen, out + plen);
-    free(s);
-    return out;
-}
 
 char *gr_gang_id(const char *discoverer, const char *ns, const char *group, const char *sub)
 {
@@ -559,7 +473,7 @@ static int anchor_fill(gr_gang_anchor *a, const char *disc, const char *group, c
 {
     memset(a, 0, sizeof *a);
     a->gang_id = gr_gang_id(disc, ns, name, pg);
-    a->cm_name = a->gang_id ? gr_gang_configmap_name(a->gang_id) : NULL;
+    a->cm_name = a->gang_id ? gr_preflight_gang_configmap_name(a->gang_id) : NULL;
     a->discoverer = dupn(disc);
     a->group = dupn(group);
     a->version = dupn(ver);
@@ -645,7 +559,7 @@ int gr_gang_anchor_from_json(const json_t *j, gr_gang_anchor *out, gr_err *err)
                           "annotation " GR_GANG_ANNOT_ANCHOR ": missing gangID, discoverer, "
                           "group, version, resource, kind or name");
     out->gang_id = strdup(id);
-    out->cm_name = gr_gang_configmap_name(id);
+    out->cm_name = gr_preflight_gang_configmap_name(id);
     out->discoverer = strdup(disc);
     out->group = strdup(g);
     out->version = strdup(v);
@@ -997,7 +911,7 @@ json_t *gr_gang_cm_skeleton(const gr_gang_anchor *a, int64_t expected, int64_t m
     char exp[32], port[32];
     snprintf(exp, sizeof exp, "%lld", (long long)(expected > 0 ? expected : 0));
     snprintf(port, sizeof port, "%lld", (long long)master_port);
-    char *label = gr_gang_sanitize(a->gang_id);
+    char *label = gr_preflight_gang_sanitize(a->gang_id);
     json_t *anchor = gr_gang_anchor_to_json(a);
     char *anchor_s = anchor ? json_dumps(anchor, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(anchor);

@@ -39,22 +39,22 @@
 #define GR_GANG_LABEL_MANAGED_BY "nvsentinel.nvidia.com/managed-by"
 #define GR_GANG_MANAGED_BY_VALUE "preflight"
 #define GR_GANG_LABEL_GANG_ID    "nvsentinel.nvidia.com/gang-id"
-#define GR_GANG_CM_PREFIX        "preflight-"
-#define GR_GANG_NAME_MAX         63
+#define GR_GANG_CM_PREFIX        GR_PREFLIGHT_GANG_CM_PREFIX
+#define GR_GANG_NAME_MAX         GR_PREFLIGHT_GANG_NAME_MAX
 #define GR_GANG_KEY_EXPECTED     "expected_count"
 #define GR_GANG_KEY_PEERS        "peers"
 #define GR_GANG_KEY_MASTER_ADDR  "master_addr"
 #define GR_GANG_KEY_MASTER_PORT  "master_port"
 #define GR_GANG_KEY_GANG_ID      "gang_id"
 #define GR_GANG_NATIVE_NAME      "kubernetes"
-#define GR_GANG_DEFAULT_MIN_EXPR "podGroup.spec.minMember"
+#define GR_GANG_DEFAULT_MIN_EXPR GR_PREFLIGHT_GANG_DEFAULT_MIN_EXPR
 /* Grove (beyond upstream, #1354): the PodGang a pod belongs to, as Grove's
  * operator labels every pod it creates, and the PodGang API. */
-#define GR_GANG_GROVE_NAME     "grove"
-#define GR_GANG_GROVE_LABEL    "grove.io/podgang"
-#define GR_GANG_GROVE_GROUP    "scheduler.grove.io"
-#define GR_GANG_GROVE_VERSION  "v1alpha1"
-#define GR_GANG_GROVE_RESOURCE "podgangs"
+#define GR_GANG_GROVE_NAME     GR_PREFLIGHT_GROVE_NAME
+#define GR_GANG_GROVE_LABEL    GR_PREFLIGHT_GROVE_LABEL
+#define GR_GANG_GROVE_GROUP    GR_PREFLIGHT_GROVE_GROUP
+#define GR_GANG_GROVE_VERSION  GR_PREFLIGHT_GROVE_VERSION
+#define GR_GANG_GROVE_RESOURCE GR_PREFLIGHT_GROVE_RESOURCE
 #define GR_GANG_GROVE_KIND     "PodGang"
 #define GR_GANG_NS_LABEL       "nvsentinel.nvidia.com/preflight"
 /* Where the admission-time ConfigMap remembers its gang anchor (JSON), so the
@@ -82,14 +82,9 @@
 
 /* ---------------------------------------------------------------- naming */
 
-/* sanitize() of facts §3.6: lowercase, [^a-z0-9-] → '-', runs of '-'
- * collapsed, '-' trimmed; empty → first 63 hex of sha256(s); longer than 63
- * → truncated with an 8-hex sha256 suffix. Caller frees; NULL on ENOMEM. */
-char *gr_gang_sanitize(const char *s);
-
-/* "preflight-" + sanitize(gang_id), truncated with the hash suffix so the
- * name has at most 63 characters (PF-113, PF-153). Caller frees. */
-char *gr_gang_configmap_name(const char *gang_id);
+/* ConfigMap names and the gang-id label value come from the webhook's naming
+ * (gr_preflight_gang_configmap_name(), gr_preflight_gang_sanitize() in
+ * gr_preflight.h, facts §3.6): one implementation for both. */
 
 /* "<discoverer>-<namespace>-<group>[-<podGroup>]" (PF-109, PF-151). */
 char *gr_gang_id(const char *discoverer, const char *ns, const char *group, const char *sub);
@@ -190,7 +185,7 @@ const gr_gang_spec *gr_gang_discoverer_spec(const gr_gang_discoverer *d);
 /* Where a pod's gang is anchored. */
 typedef struct gr_gang_anchor {
     char *gang_id;                           /* "<discoverer>-<ns>-<group>[-<podGroup>]" */
-    char *cm_name;                           /* gr_gang_configmap_name(gang_id) */
+    char *cm_name;                           /* gr_preflight_gang_configmap_name(gang_id) */
     char *discoverer;                        /* discoverer name */
     char *group, *version, *resource, *kind; /* the anchor object's type */
     char *ns;

@@ -184,11 +184,33 @@ typedef struct gr_preflight_gang_ops {
  * configured PodGroup discoverer's annotationKeys/labelKeys
  * ("<name>-<ns>-<group>"). expected_count stays 0; admitted is NULL.
  * `cfg` is borrowed and must outlive the returned ops. Used by the offline
- * `inject` command and by the server until a kube-backed resolver is wired. */
+ * `inject` command and by the server when gang coordination is off (with it
+ * on, the server uses src/gang's gr_gang_service_ops()). */
 gr_preflight_gang_ops gr_preflight_gang_static_ops(const gr_preflight_config *cfg);
 
-/* Gang ConfigMap name for a gang id: "preflight-" + sanitized id, truncated
- * with an 8-hex sha256 suffix to at most 63 characters (facts §3.6).
+/* Gang naming (facts §3.6), the one implementation: src/gang builds its
+ * ConfigMap names and gang-id labels with these too. */
+#define GR_PREFLIGHT_GANG_CM_PREFIX "preflight-"
+#define GR_PREFLIGHT_GANG_NAME_MAX  63
+
+/* gangDiscovery defaults. A PodGroup CRD block without minCountExpr gets
+ * GR_PREFLIGHT_GANG_DEFAULT_MIN_EXPR (PF-100) unless it is Grove's PodGang
+ * (beyond upstream, docs/gang.md § Grove): `{name: grove}` alone is
+ * shorthand for labelKeys [GR_PREFLIGHT_GROVE_LABEL] and the PodGang GVR. */
+#define GR_PREFLIGHT_GANG_DEFAULT_MIN_EXPR "podGroup.spec.minMember"
+#define GR_PREFLIGHT_GROVE_NAME            "grove"
+#define GR_PREFLIGHT_GROVE_LABEL           "grove.io/podgang"
+#define GR_PREFLIGHT_GROVE_GROUP           "scheduler.grove.io"
+#define GR_PREFLIGHT_GROVE_VERSION         "v1alpha1"
+#define GR_PREFLIGHT_GROVE_RESOURCE        "podgangs"
+
+/* sanitize(): lowercase, [^a-z0-9-] → '-', runs of '-' collapsed, '-'
+ * trimmed; empty → the first 63 hex of sha256(s); longer than 63 → cut with
+ * '-' + an 8-hex sha256(s) suffix. NULL s = "". Caller frees; NULL on ENOMEM. */
+char *gr_preflight_gang_sanitize(const char *s);
+
+/* Gang ConfigMap name for a gang id: "preflight-" + sanitize(id), truncated
+ * with an 8-hex sha256 suffix to at most 63 characters (PF-113, PF-153).
  * Caller frees; NULL on ENOMEM. */
 char *gr_preflight_gang_configmap_name(const char *gang_id);
 

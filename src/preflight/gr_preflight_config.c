@@ -14,13 +14,12 @@
 #include "gr_preflight_internal.h"
 #include "gr_yaml.h"
 
-#define DEFAULT_SOCKET    "unix:///var/run/nvsentinel.sock"
-#define DEFAULT_STRATEGY  "EXECUTE_REMEDIATION"
-#define DEFAULT_CM_PATH   "/etc/preflight"
-#define DEFAULT_MIN_COUNT "podGroup.spec.minMember"
-#define DEFAULT_TOPO_CM   "preflight-nccl-topo"
-#define TOKEN_EXP_MIN     INT64_C(600)
-#define TOKEN_EXP_MAX     INT64_C(4294967296)
+#define DEFAULT_SOCKET   "unix:///var/run/nvsentinel.sock"
+#define DEFAULT_STRATEGY "EXECUTE_REMEDIATION"
+#define DEFAULT_CM_PATH  "/etc/preflight"
+#define DEFAULT_TOPO_CM  "preflight-nccl-topo"
+#define TOKEN_EXP_MIN    INT64_C(600)
+#define TOKEN_EXP_MAX    INT64_C(4294967296)
 
 static const char *const k_default_env_patterns[] = {
     "NCCL_*", "FI_*", "LD_LIBRARY_PATH", "UCX_*", "TORCH_NCCL_*", "CUDA_DEVICE_ORDER",
@@ -601,20 +600,39 @@ static int parse_gang_discovery(const json_t *d, gr_preflight_config *cfg, gr_er
         if (rc)
             return gr_err_set(err, GR_ENOMEM, "out of memory");
     }
-    if (!any || !cfg->gang.enabled)
-        return GR_OK; /* native discovery (PF-09), or not used */
-    /* Complete = name + (annotationKeys|labelKeys) + full GVR; minCountExpr
-     * defaults to podGroup.spec.minMember as documented (PF-100, R3). */
     const char *name = json_string_value(json_object_get(cfg->gang_discovery, "name"));
     bool keys = json_array_size(json_object_get(cfg->gang_discovery, "annotationKeys")) > 0 ||
                 json_array_size(json_object_get(cfg->gang_discovery, "labelKeys")) > 0;
+    /* Grove (beyond upstream, docs/gang.md § Grove): `{name: grove}` alone
+     * means the PodGang label and GVR, as in a PreflightConfig. Filled in
+     * here so the offline resolver (`inject`) reads the same block. */
+    if (strcmp(name, GR_PREFLIGHT_GROVE_NAME) == 0 && !keys && ngvr_set == 0) {
+        json_t *lk = json_array();
+        if (!lk || json_array_append_new(lk, json_string(GR_PREFLIGHT_GROVE_LABEL)) ||
+            json_object_set_new(cfg->gang_discovery, "labelKeys", lk) ||
+            json_object_set_new(ngvr, "group", json_string(GR_PREFLIGHT_GROVE_GROUP)) ||
+            json_object_set_new(ngvr, "version", json_string(GR_PREFLIGHT_GROVE_VERSION)) ||
+            json_object_set_new(ngvr, "resource", json_string(GR_PREFLIGHT_GROVE_RESOURCE)))
+            return gr_err_set(err, GR_ENOMEM, "out of memory");
+        keys = true;
+        ngvr_set = 3;
+    }
+    if (!any || !cfg->gang.enabled)
+        return GR_OK; /* native discovery (PF-09), or not used */
+    /* Complete = name + (annotationKeys|labelKeys) + full GVR; minCountExpr
+     * defaults to podGroup.spec.minMember as documented (PF-100, R3) except
+     * for Grove's PodGang, which has no minMember (src/gang sums
+     * spec.podgroups[].minReplicas instead). */
     if (!*name || !keys || ngvr_set != 3)
         return gr_err_set(err, GR_EINVAL,
                           "invalid gangDiscovery config: name \"%s\" requires "
                           "annotationKeys/labelKeys, podGroupGVR, and minCountExpr",
                           name);
-    if (!*json_string_value(json_object_get(cfg->gang_discovery, "minCountExpr")) &&
-        json_object_set_new(cfg->gang_discovery, "minCountExpr", json_string(DEFAULT_MIN_COUNT)))
+    bool grove =
+        strcmp(json_string_value(json_object_get(ngvr, "group")), GR_PREFLIGHT_GROVE_GROUP) == 0;
+    if (!grove && !*json_string_value(json_object_get(cfg->gang_discovery, "minCountExpr")) &&
+        json_object_set_new(cfg->gang_discovery, "minCountExpr",
+                            json_string(GR_PREFLIGHT_GANG_DEFAULT_MIN_EXPR)))
         return gr_err_set(err, GR_ENOMEM, "out of memory");
     return GR_OK;
 }

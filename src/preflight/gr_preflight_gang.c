@@ -13,10 +13,11 @@
 #include "gr_preflight.h"
 #include "gr_preflight_internal.h"
 
-#define NAME_MAX_LEN 63
+/* ------------------------------------------------------------- naming
+ * The one implementation of facts §3.6 (src/gang uses it too). */
 
-/* sanitize(): lowercase, [^a-z0-9-] → '-', collapse "--", trim '-'.
- * Empty result → first 63 hex of sha256(original). >63 → truncateWithHash. */
+/* s (sanitized) cut to max-9 characters, trailing '-' dropped, then '-' and
+ * the first 8 hex of sha256(original). `out` holds max+1 bytes. */
 static void truncate_with_hash(const char *s, const char *original, size_t max, char *out)
 {
     char hex[GR_HASH_SHA256_HEX_MAX];
@@ -33,10 +34,12 @@ static void truncate_with_hash(const char *s, const char *original, size_t max, 
     out[keep + 9] = 0;
 }
 
-static char *sanitize(const char *in)
+char *gr_preflight_gang_sanitize(const char *in)
 {
+    if (!in)
+        in = "";
     size_t n = strlen(in);
-    char *s = malloc(n + 65);
+    char *s = malloc(n + GR_HASH_SHA256_HEX_MAX);
     if (!s)
         return NULL;
     size_t o = 0;
@@ -47,7 +50,7 @@ static char *sanitize(const char *in)
         if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
             c = '-';
         if (c == '-' && (o == 0 || s[o - 1] == '-'))
-            continue; /* collapse and trim leading */
+            continue; /* collapse runs, trim leading */
         s[o++] = c;
     }
     while (o > 0 && s[o - 1] == '-')
@@ -59,39 +62,42 @@ static char *sanitize(const char *in)
             free(s);
             return NULL;
         }
-        memcpy(s, hex, NAME_MAX_LEN);
-        s[NAME_MAX_LEN] = 0;
+        memcpy(s, hex, GR_PREFLIGHT_GANG_NAME_MAX);
+        s[GR_PREFLIGHT_GANG_NAME_MAX] = 0;
         return s;
     }
-    if (o <= NAME_MAX_LEN)
+    if (o <= GR_PREFLIGHT_GANG_NAME_MAX)
         return s;
-    char *t = malloc(NAME_MAX_LEN + 1);
+    char *t = malloc(GR_PREFLIGHT_GANG_NAME_MAX + 1);
     if (t)
-        truncate_with_hash(s, in, NAME_MAX_LEN, t);
+        truncate_with_hash(s, in, GR_PREFLIGHT_GANG_NAME_MAX, t);
     free(s);
     return t;
 }
 
 char *gr_preflight_gang_configmap_name(const char *gang_id)
 {
-    char *s = sanitize(gang_id ? gang_id : "");
+    if (!gang_id)
+        gang_id = "";
+    char *s = gr_preflight_gang_sanitize(gang_id);
     if (!s)
         return NULL;
-    char *out = malloc(NAME_MAX_LEN + 16);
+    const size_t plen = strlen(GR_PREFLIGHT_GANG_CM_PREFIX);
+    char *out = malloc(GR_PREFLIGHT_GANG_NAME_MAX + 1);
     if (!out) {
         free(s);
         return NULL;
     }
-    if (strlen("preflight-") + strlen(s) <= NAME_MAX_LEN) {
-        snprintf(out, NAME_MAX_LEN + 16, "preflight-%s", s);
-    } else {
-        char t[NAME_MAX_LEN + 1];
-        truncate_with_hash(s, gang_id, 53, t);
-        snprintf(out, NAME_MAX_LEN + 16, "preflight-%s", t);
-    }
+    memcpy(out, GR_PREFLIGHT_GANG_CM_PREFIX, plen);
+    if (plen + strlen(s) <= GR_PREFLIGHT_GANG_NAME_MAX)
+        memcpy(out + plen, s, strlen(s) + 1);
+    else
+        truncate_with_hash(s, gang_id, GR_PREFLIGHT_GANG_NAME_MAX - plen, out + plen);
     free(s);
     return out;
 }
+
+/* ---------------------------------------------------- static resolver */
 
 static const char *nonempty(const json_t *v)
 {

@@ -1,16 +1,33 @@
 /*
- * gpuready-preflight — the preflight admission webhook.
+ * gpuready-preflight — the preflight admission webhook and, when
+ * gangCoordination.enabled, the gang controllers in the same process
+ * (src/gang: discoverer validation at startup, admission-time gang
+ * ConfigMaps, the coordinator, the PreflightConfig controller, the trimmed
+ * Pod cache; docs/webhook.md, docs/gang.md).
  *
  *   gpuready-preflight [serve] [--port 8443] [--cert-dir /certs]
  *                      [--config /etc/preflight/config.yaml]
  *                      [--max-body-bytes N] [--threads N] [--timeout S]
+ *                      [--kubeconfig FILE] [--kube-api-qps 5]
+ *                      [--kube-api-burst 10] [--workers 4] [--loopback]
  *   gpuready-preflight inject --config config.yaml [--namespace NS]
  *                      [--gang-id ID] [--output yaml|json|patch] pod.yaml
  *   gpuready-preflight check-config --config config.yaml
+ *   gpuready-preflight check-gang --config config.yaml [--kubeconfig FILE]
+ *                      validate the default gang discoverer against the
+ *                      cluster, print it and exit (`check` is an alias)
  *
- * Exit status: 0 ok; 1 invalid config or fatal error; 2 usage;
- * `inject` exits 3 when the admission would be denied (the denial is
- * printed on stderr).
+ * The kube client (only with gang coordination) comes from --kubeconfig,
+ * else $KUBECONFIG, else the in-cluster service account, else
+ * ~/.kube/config.
+ *
+ * `gpuready-preflight-gang` (src/gang) is the same program under its old
+ * name, kept for deployments that still call it.
+ *
+ * Exit status: 0 ok; 1 invalid config or fatal error (logged as
+ * {"level":"ERROR","msg":"Fatal error","error":...}, e.g. the native gang API
+ * missing: PF-10, PF-11); 2 usage; `inject` exits 3 when the admission would
+ * be denied (the denial is printed on stderr).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,7 +38,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "gr_gang_ctl.h"
 #include "gr_json.h"
+#include "gr_kube_config.h"
 #include "gr_log.h"
 #include "gr_preflight.h"
 #include "gr_preflight_server.h"
@@ -29,14 +48,20 @@
 
 #define MOD "preflight"
 
+static const char *prog = "gpuready-preflight";
+
 static void usage(FILE *f)
 {
-    fputs("usage: gpuready-preflight [serve] [--port N] [--cert-dir DIR] [--config FILE]\n"
-          "                          [--max-body-bytes N] [--threads N] [--timeout SECONDS]\n"
-          "       gpuready-preflight inject --config FILE [--namespace NS] [--gang-id ID]\n"
-          "                          [--output yaml|json|patch] POD.yaml\n"
-          "       gpuready-preflight check-config --config FILE\n",
-          f);
+    fprintf(f,
+            "usage: %s [serve] [--port N] [--cert-dir DIR] [--config FILE]\n"
+            "           [--max-body-bytes N] [--threads N] [--timeout SECONDS]\n"
+            "           [--kubeconfig FILE] [--kube-api-qps N] [--kube-api-burst N]\n"
+            "           [--workers N] [--loopback]\n"
+            "       %s inject --config FILE [--namespace NS] [--gang-id ID]\n"
+            "           [--output yaml|json|patch] POD.yaml\n"
+            "       %s check-config --config FILE\n"
+            "       %s check-gang --config FILE [--kubeconfig FILE]\n",
+            prog, prog, prog, prog);
 }
 
 static void warn_cb(void *ud, const char *msg)
@@ -203,36 +228,108 @@ static int cmd_inject(int argc, char **argv)
 
 /* -------------------------------------------------------------- serve */
 
-/*
- * The one place the server picks its gang resolver (issue 7 wiring point).
- * Today: the static resolver, which derives the gang from the admission
- * object alone (docs/webhook.md "Gang context"). When the kube-backed
- * discoverer from src/gang lands, return its gr_preflight_gang_ops here
- * (resolve + admitted, thread-safe; `cfg` outlives the server) and link
- * gpuready-preflight against it; nothing else in the server changes.
- */
-static int pick_gang_resolver(const gr_preflight_config *cfg, gr_preflight_gang_ops *out,
-                              gr_err *err)
+typedef struct serve_opts {
+    const char *config;
+    const char *kubeconfig; /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
+    double qps;
+    int burst;
+    int workers;
+    gr_preflight_server_opts srv;
+} serve_opts;
+
+/* The gang half: everything behind gangCoordination.enabled. */
+typedef struct gang_rt {
+    gr_kube_client *kc;
+    gr_gang_service *svc;
+} gang_rt;
+
+static void gang_rt_free(gang_rt *g)
 {
-    (void)err;
-    *out = gr_preflight_gang_static_ops(cfg);
+    gr_gang_service_free(g->svc);
+    gr_kube_client_free(g->kc);
+    g->svc = NULL;
+    g->kc = NULL;
+}
+
+/* Kube client (flag, $KUBECONFIG, in-cluster) and the validated gang service;
+ * started (informers, controllers) only when `start`. */
+static int gang_open(const serve_opts *o, const gr_preflight_config *cfg, bool start, gang_rt *g,
+                     gr_err *err)
+{
+    gr_kube_config kcfg;
+    memset(&kcfg, 0, sizeof kcfg);
+    int rc = gr_kube_config_load(o->kubeconfig, NULL, &kcfg, err);
+    if (rc != GR_OK) {
+        gr_err_prefix(err, "failed to load the Kubernetes client configuration: ");
+        return rc;
+    }
+    kcfg.qps = o->qps;
+    kcfg.burst = o->burst;
+    rc = gr_kube_client_new(&kcfg, &g->kc, err);
+    gr_kube_config_free(&kcfg);
+    if (rc != GR_OK) {
+        gr_err_prefix(err, "failed to create the Kubernetes client: ");
+        return rc;
+    }
+    gr_gang_service_opts go = {.client = g->kc, .cfg = cfg, .workers = o->workers};
+    if ((rc = gr_gang_service_new(&go, &g->svc, err)) != GR_OK) /* PF-10, PF-11 */
+        return rc;
+    if (start && (rc = gr_gang_service_start(g->svc, err)) != GR_OK)
+        return rc;
     return GR_OK;
 }
 
-static int cmd_serve(int argc, char **argv)
+/*
+ * The one place the server picks its gang resolver. Gang coordination off:
+ * the static resolver, which derives the gang from the admission object
+ * alone (docs/webhook.md "Gang context"; it only matters when the config is
+ * later turned on). On: the kube-backed gang service of src/gang (validates
+ * the default discoverer against the cluster, then runs the coordinator,
+ * the PreflightConfig controller and the Pod cache); its ops are
+ * thread-safe and `cfg` outlives the server.
+ */
+static int pick_gang_resolver(const serve_opts *o, const gr_preflight_config *cfg, gang_rt *g,
+                              gr_preflight_gang_ops *out, gr_err *err)
 {
-    const char *config = "/etc/preflight/config.yaml";
-    gr_preflight_server_opts o = {.port = GR_PREFLIGHT_DEFAULT_PORT, .cert_dir = "/certs"};
-    static const struct option opts[] = {
-        {"port", required_argument, NULL, 'p'},    {"cert-dir", required_argument, NULL, 'd'},
-        {"config", required_argument, NULL, 'c'},  {"max-body-bytes", required_argument, NULL, 'm'},
-        {"threads", required_argument, NULL, 't'}, {"timeout", required_argument, NULL, 'T'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+    if (!cfg->gang.enabled) {
+        *out = gr_preflight_gang_static_ops(cfg);
+        return GR_OK;
+    }
+    int rc = gang_open(o, cfg, true, g, err);
+    if (rc != GR_OK)
+        return rc;
+    *out = gr_gang_service_ops(g->svc);
+    return GR_OK;
+}
+
+static int fatal(const char *msg)
+{
+    gr_log(GR_LOG_ERROR, MOD, "Fatal error", GR_KV_STR("error", msg), GR_KV_END);
+    return 1;
+}
+
+/* Parse the options shared by serve and check-gang; returns -1 to go on,
+ * else the exit status. */
+static int parse_serve_opts(int argc, char **argv, serve_opts *o)
+{
+    static const struct option opts[] = {{"port", required_argument, NULL, 'p'},
+                                         {"cert-dir", required_argument, NULL, 'd'},
+                                         {"config", required_argument, NULL, 'c'},
+                                         {"max-body-bytes", required_argument, NULL, 'm'},
+                                         {"threads", required_argument, NULL, 't'},
+                                         {"timeout", required_argument, NULL, 'T'},
+                                         {"kubeconfig", required_argument, NULL, 'k'},
+                                         {"kube-api-qps", required_argument, NULL, 'q'},
+                                         {"kube-api-burst", required_argument, NULL, 'b'},
+                                         {"workers", required_argument, NULL, 'w'},
+                                         {"loopback", no_argument, NULL, 'l'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     int ch;
-    while ((ch = getopt_long(argc, argv, "p:d:c:m:t:T:h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "p:d:c:m:t:T:k:q:b:w:lh", opts, NULL)) != -1) {
         char *end = NULL;
         unsigned long v = 0;
-        if (optarg) {
+        if (optarg && ch != 'q') {
             errno = 0;
             v = strtoul(optarg, &end, 10);
         }
@@ -243,34 +340,62 @@ static int cmd_serve(int argc, char **argv)
                 fprintf(stderr, "--port: must be 0..65535\n");
                 return 2;
             }
-            o.port = (uint16_t)v;
+            o->srv.port = (uint16_t)v;
             break;
         case 'd':
-            o.cert_dir = optarg;
+            o->srv.cert_dir = optarg;
             break;
         case 'c':
-            config = optarg;
+            o->config = optarg;
             break;
         case 'm':
             if (bad_num || v < 1024) {
                 fprintf(stderr, "--max-body-bytes: must be a number >= 1024\n");
                 return 2;
             }
-            o.max_body = v;
+            o->srv.max_body = v;
             break;
         case 't':
             if (bad_num || v < 1 || v > 256) {
                 fprintf(stderr, "--threads: must be 1..256\n");
                 return 2;
             }
-            o.threads = (unsigned)v;
+            o->srv.threads = (unsigned)v;
             break;
         case 'T':
             if (bad_num || v < 1 || v > 600) {
                 fprintf(stderr, "--timeout: must be 1..600 seconds\n");
                 return 2;
             }
-            o.timeout_s = (unsigned)v;
+            o->srv.timeout_s = (unsigned)v;
+            break;
+        case 'k':
+            o->kubeconfig = optarg;
+            break;
+        case 'q':
+            errno = 0;
+            o->qps = strtod(optarg, &end);
+            if (errno || !end || *end || end == optarg || !(o->qps > 0 && o->qps <= 100000)) {
+                fprintf(stderr, "--kube-api-qps: must be a number > 0 (e.g. 5)\n");
+                return 2;
+            }
+            break;
+        case 'b':
+            if (bad_num || v < 1 || v > 100000) {
+                fprintf(stderr, "--kube-api-burst: must be 1..100000\n");
+                return 2;
+            }
+            o->burst = (int)v;
+            break;
+        case 'w':
+            if (bad_num || v < 1 || v > 256) {
+                fprintf(stderr, "--workers: must be 1..256\n");
+                return 2;
+            }
+            o->workers = (int)v;
+            break;
+        case 'l':
+            o->srv.loopback_only = true;
             break;
         case 'h':
             usage(stdout);
@@ -284,14 +409,33 @@ static int cmd_serve(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    return -1;
+}
+
+static void serve_opts_init(serve_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->config = "/etc/preflight/config.yaml";
+    o->qps = 5;
+    o->burst = 10;
+    o->srv.port = GR_PREFLIGHT_DEFAULT_PORT;
+    o->srv.cert_dir = "/certs";
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+    serve_opts o;
+    serve_opts_init(&o);
+    int status = parse_serve_opts(argc, argv, &o);
+    if (status >= 0)
+        return status;
+    status = 0;
     gr_err err;
     gr_preflight_config *cfg = NULL;
-    if (load_config(config, &cfg, &err) != GR_OK) {
-        gr_log(GR_LOG_ERROR, MOD, "Fatal error", GR_KV_STR("error", err.msg), GR_KV_END);
-        return 1;
-    }
+    if (load_config(o.config, &cfg, &err) != GR_OK)
+        return fatal(err.msg);
     /* Signals: SIGPIPE ignored; SIGTERM/SIGINT handled synchronously by
-     * this thread (blocked before the server threads start). */
+     * this thread (blocked before the server and gang threads start). */
     signal(SIGPIPE, SIG_IGN);
     sigset_t set;
     sigemptyset(&set);
@@ -299,20 +443,16 @@ static int cmd_serve(int argc, char **argv)
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
+    gang_rt g = {0};
     gr_preflight_gang_ops gang;
-    if (pick_gang_resolver(cfg, &gang, &err) != GR_OK) {
-        gr_log(GR_LOG_ERROR, MOD, "Fatal error", GR_KV_STR("error", err.msg), GR_KV_END);
-        gr_preflight_config_free(cfg);
-        return 1;
-    }
     gr_preflight_server *srv = NULL;
-    if (gr_preflight_server_start(&o, cfg, &gang, &srv, &err) != GR_OK) {
-        gr_log(GR_LOG_ERROR, MOD, "Fatal error", GR_KV_STR("error", err.msg), GR_KV_END);
-        gr_preflight_config_free(cfg);
-        return 1;
+    if (pick_gang_resolver(&o, cfg, &g, &gang, &err) != GR_OK ||
+        gr_preflight_server_start(&o.srv, cfg, &gang, &srv, &err) != GR_OK) {
+        status = fatal(err.msg);
+        goto out;
     }
     gr_log(GR_LOG_INFO, MOD, "serving", GR_KV_INT("port", gr_preflight_server_port(srv)),
-           GR_KV_STR("certDir", o.cert_dir), GR_KV_INT("checks", (long long)cfg->n_checks),
+           GR_KV_STR("certDir", o.srv.cert_dir), GR_KV_INT("checks", (long long)cfg->n_checks),
            GR_KV_BOOL("gangCoordination", cfg->gang.enabled), GR_KV_END);
     for (;;) {
         struct timespec tick = {1, 0};
@@ -331,9 +471,52 @@ static int cmd_serve(int argc, char **argv)
     }
     gr_preflight_server_drain(srv, 5000);
     gr_preflight_server_stop(srv);
-    gr_preflight_config_free(cfg);
+    if (g.svc) {
+        gr_gang_stats st;
+        gr_gang_service_stats(g.svc, &st);
+        gr_log(GR_LOG_INFO, MOD, "gang coordination stopped",
+               GR_KV_INT("registered", st.registered),
+               GR_KV_INT("configMapsCreated", st.cm_created),
+               GR_KV_INT("configMapWrites", st.cm_writes), GR_KV_INT("conflicts", st.conflicts),
+               GR_KV_END);
+    }
     gr_log(GR_LOG_INFO, MOD, "stopped", GR_KV_END);
-    return 0;
+out:
+    gang_rt_free(&g);
+    gr_preflight_config_free(cfg);
+    return status;
+}
+
+/* check-gang: validate the default discoverer against the cluster (what
+ * serve does at startup, whether or not gang coordination is enabled). */
+static int cmd_check_gang(int argc, char **argv)
+{
+    serve_opts o;
+    serve_opts_init(&o);
+    o.config = NULL;
+    int status = parse_serve_opts(argc, argv, &o);
+    if (status >= 0)
+        return status;
+    status = 0;
+    if (!o.config) {
+        usage(stderr);
+        return 2;
+    }
+    gr_err err;
+    gr_preflight_config *cfg = NULL;
+    if (load_config(o.config, &cfg, &err) != GR_OK)
+        return fatal(err.msg);
+    gang_rt g = {0};
+    if (gang_open(&o, cfg, false, &g, &err) != GR_OK) {
+        status = fatal(err.msg);
+    } else {
+        gr_gang_discoverer *d = gr_gang_service_discoverer_for(g.svc, "");
+        printf("gang discoverer: %s\n", gr_gang_discoverer_name(d));
+        gr_gang_discoverer_unref(d);
+    }
+    gang_rt_free(&g);
+    gr_preflight_config_free(cfg);
+    return status;
 }
 
 static int cmd_check_config(int argc, char **argv)
@@ -367,18 +550,30 @@ static int cmd_check_config(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    if (argc > 0 && argv[0] && *argv[0]) {
+        const char *slash = strrchr(argv[0], '/');
+        prog = slash ? slash + 1 : argv[0];
+    }
     gr_err err;
     if (gr_log_init(GR_VERSION, &err) != GR_OK)
-        fprintf(stderr, "gpuready-preflight: %s\n", err.msg);
-    if (argc > 1 && strcmp(argv[1], "inject") == 0)
+        fprintf(stderr, "%s: %s\n", prog, err.msg);
+    const char *cmd = argc > 1 ? argv[1] : "";
+    if (strcmp(cmd, "inject") == 0)
         return cmd_inject(argc - 1, argv + 1);
-    if (argc > 1 && strcmp(argv[1], "check-config") == 0)
+    if (strcmp(cmd, "check-config") == 0)
         return cmd_check_config(argc - 1, argv + 1);
-    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    if (strcmp(cmd, "check-gang") == 0 || strcmp(cmd, "check") == 0)
+        return cmd_check_gang(argc - 1, argv + 1);
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         usage(stdout);
         return 0;
     }
-    if (argc > 1 && strcmp(argv[1], "serve") == 0)
+    if (strcmp(cmd, "serve") == 0)
         return cmd_serve(argc - 1, argv + 1);
+    if (*cmd && *cmd != '-') {
+        fprintf(stderr, "%s: unknown command \"%s\"\n", prog, cmd);
+        usage(stderr);
+        return 2;
+    }
     return cmd_serve(argc, argv);
 }

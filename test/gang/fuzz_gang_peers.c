@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             gr_gang_anchor_clear(&a);
         json_decref(j);
     }
-    char *cm = gr_gang_configmap_name(s);
+    char *cm = gr_preflight_gang_configmap_name(s);
     if (cm && strlen(cm) > GR_GANG_NAME_MAX)
         abort();
     free(cm);

@@ -1,6 +1,7 @@
 /*
  * test_gang.c — unit tests of the pure gang logic (src/gang/gr_gang.h):
- * naming with the fact sheet's worked examples, peer parsing (IPv6, 3- and
+ * gang ids (ConfigMap naming is gr_preflight's, with the fact sheet's worked
+ * examples in test/preflight/test_admission.c), peer parsing (IPv6, 3- and
  * 4-field lines), rank assignment, discovery specs, anchors, minCount (native
  * and CEL), the pod-cache transform, ConfigMap building/updating and
  * PreflightConfig precedence. Checklist IDs are named at the assertions.
@@ -26,50 +27,6 @@ static json_t *J(const char *text)
     if (!v)
         fail_msg("bad test JSON: %s: %s", e.text, text);
     return v;
-}
-
-static void expect_cm_name(const char *id, const char *want)
-{
-    char *got = gr_gang_configmap_name(id);
-    assert_non_null(got);
-    assert_string_equal(got, want);
-    assert_true(strlen(got) <= 63);
-    /* the webhook's copy of the rule must agree byte for byte */
-    char *theirs = gr_preflight_gang_configmap_name(id);
-    assert_non_null(theirs);
-    assert_string_equal(theirs, got);
-    free(theirs);
-    free(got);
-}
-
-/* PF-113, PF-153: names, sanitizing, truncation with hash suffix (facts §3.6). */
-static void test_naming_worked_examples(void **state)
-{
-    (void)state;
-    expect_cm_name("volcano-ns-pg", "preflight-volcano-ns-pg");
-    expect_cm_name("volcano-ns/pod_group", "preflight-volcano-ns-pod-group");
-    expect_cm_name("volcano-very-long-namespace-name-that-exceeds-limits-podgroup-name-also-long",
-                   "preflight-volcano-very-long-namespace-name-that-exceed-01e3ee68");
-    char x100[101];
-    memset(x100, 'x', 100);
-    x100[100] = 0;
-    char want[80] = "preflight-";
-    memset(want + 10, 'x', 44);
-    strcpy(want + 54, "-09ecb6eb");
-    expect_cm_name(x100, want);
-    /* upper case, runs and trims */
-    expect_cm_name("--Volcano__NS..PG--", "preflight-volcano-ns-pg");
-    /* sanitize alone: ≤63 kept, empty → sha256 prefix */
-    char *s = gr_gang_sanitize("A/B");
-    assert_string_equal(s, "a-b");
-    free(s);
-    s = gr_gang_sanitize("///");
-    assert_int_equal(strlen(s), 63);
-    free(s);
-    char *cm = gr_gang_configmap_name("///");
-    assert_true(strlen(cm) <= 63);
-    assert_memory_equal(cm, "preflight-", 10);
-    free(cm);
 }
 
 /* PF-109, PF-151: gang id = discoverer-namespace-group. */
@@ -571,17 +528,11 @@ static void test_pfc_order(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_naming_worked_examples),
-        cmocka_unit_test(test_gang_id),
-        cmocka_unit_test(test_peers_parse),
-        cmocka_unit_test(test_ranks_and_format),
-        cmocka_unit_test(test_spec_parse),
-        cmocka_unit_test(test_anchors),
-        cmocka_unit_test(test_min_count),
-        cmocka_unit_test(test_pod_trim),
-        cmocka_unit_test(test_check_names),
-        cmocka_unit_test(test_skeleton),
-        cmocka_unit_test(test_cm_update),
+        cmocka_unit_test(test_gang_id),          cmocka_unit_test(test_peers_parse),
+        cmocka_unit_test(test_ranks_and_format), cmocka_unit_test(test_spec_parse),
+        cmocka_unit_test(test_anchors),          cmocka_unit_test(test_min_count),
+        cmocka_unit_test(test_pod_trim),         cmocka_unit_test(test_check_names),
+        cmocka_unit_test(test_skeleton),         cmocka_unit_test(test_cm_update),
         cmocka_unit_test(test_pfc_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,13 +19,10 @@
  */
 #include "gang_itest.h"
 
-/* The complete form, as the Helm gangDiscovery value must spell it (the
- * webhook's config parser applies upstream's completeness rule; the
- * `{name: grove}` shorthand is for PreflightConfig, checked below). */
-static const char CFG_GROVE[] = "gangDiscovery:\n  name: grove\n"
-                                "  labelKeys: [\"grove.io/podgang\"]\n"
-                                "  podGroupGVR:\n    group: scheduler.grove.io\n"
-                                "    version: v1alpha1\n    resource: podgangs\n"
+/* The webhook config's Grove shorthand (`{name: grove}`, filled in by the
+ * config parser to the PodGang label and GVR without a minCountExpr
+ * default); the same shorthand in a PreflightConfig is checked below. */
+static const char CFG_GROVE[] = "gangDiscovery: {name: grove}\n"
                                 "gangCoordination:\n  enabled: true\n  masterPort: 29500\n"
                                 "  ncclTopoShape: ndv4\n"
                                 "initContainers:\n  - name: preflight-nccl-allreduce\n"
@@ -155,7 +152,7 @@ static void test_grove_gangs(void **state)
         grove_pod(&g, ns, "disagg-0-frontend-b", "disagg-0", NULL, "disagg-0-frontend", NULL);
     char want_id[256];
     snprintf(want_id, sizeof want_id, "grove-%s-disagg-0", ns);
-    char *want_cm = gr_gang_configmap_name(want_id);
+    char *want_cm = gr_preflight_gang_configmap_name(want_id);
     assert_string_equal(cm, want_cm); /* PF-113, PF-153 */
     free(want_cm);
     json_t *o = get_cm(&g, ns, cm);

@@ -39,7 +39,7 @@ static void test_native_podgroup(void **state)
     json_decref(pod);
     char want_id[256];
     snprintf(want_id, sizeof want_id, "kubernetes-%s-training-workers", ns);
-    char *want_cm = gr_gang_configmap_name(want_id);
+    char *want_cm = gr_preflight_gang_configmap_name(want_id);
     assert_string_equal(cm, want_cm); /* PF-153, PF-113 (long namespace: hash suffix) */
     assert_true(strlen(cm) <= 63);
     assert_memory_equal(cm, "preflight-", 10);

@@ -141,6 +141,13 @@ cmd_assert() {
     cmp -s "$ROOT/deploy/gang/$crd" "$CHART/charts/preflight/files/$crd" ||
       die "PF-118: $CHART/charts/preflight/files/$crd differs from deploy/gang/$crd (copy it over)"
   fi
+  # PF-156/157: one source of truth for the bundled NCCL topologies, our own
+  # files in deploy/gang/topology (also compiled into the gang controller).
+  local shape
+  for shape in ndv4 ndv5; do
+    cmp -s "$ROOT/deploy/gang/topology/$shape.xml" "$CHART/charts/preflight/files/$shape-topo.xml" ||
+      die "PF-157: $CHART/charts/preflight/files/$shape-topo.xml differs from deploy/gang/topology/$shape.xml (copy it over)"
+  done
   # --- PF-03: off by default: no values render nothing.
   load disabled
   eq PF-03 "$(q 'length')" 0 "objects rendered without global.preflight.enabled"

@@ -26,7 +26,8 @@ note() { printf 'images_test: %s\n' "$*"; }
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gr-images-test.XXXXXX")
 cleanup() {
-  [[ -n ${idle_pid:-} ]] && kill -KILL "$idle_pid" 2>/dev/null
+  set +e
+  if [[ -n ${idle_pid:-} ]]; then kill -KILL "$idle_pid" 2>/dev/null; fi
   rm -rf -- "$WORK"
 }
 trap cleanup EXIT
@@ -50,7 +51,15 @@ check_blob() { # layout digest size what
 SAN_ENV=(ASAN_OPTIONS=detect_leaks=0)
 CHROOT=$(command -v chroot || true)
 UNSHARE=$(command -v unshare || true)
-if [[ $(id -u) == 0 ]] && [[ -n $CHROOT ]]; then
+if [[ $(id -u) == 0 && -n $CHROOT && -n $UNSHARE ]] && "$UNSHARE" -m -p -f true 2>/dev/null; then
+  # With its own /proc (sanitizers read their options from /proc/self/environ).
+  in_image() {
+    local r=$1; shift
+    mkdir -p "$r/proc"
+    env -i "${SAN_ENV[@]}" "$UNSHARE" -m -p -f --mount-proc="$r/proc" "$CHROOT" --userspec=65532:65532 "$r" "$@"
+  }
+  how="chroot as 65532:65532 with its own /proc"
+elif [[ $(id -u) == 0 ]] && [[ -n $CHROOT ]]; then
   in_image() { local r=$1; shift; env -i "${SAN_ENV[@]}" "$CHROOT" --userspec=65532:65532 "$r" "$@"; }
   how="chroot as 65532:65532"
 elif [[ -n $UNSHARE && -n $CHROOT ]] && "$UNSHARE" -r true 2>/dev/null; then

@@ -50,12 +50,13 @@ DIR=$WORK/cluster
 webhook_pid="" heartbeat_pid="" passed=0
 cleanup() {
   local rc=$?
-  [[ -n $heartbeat_pid ]] && kill "$heartbeat_pid" 2>/dev/null
-  [[ -n $webhook_pid ]] && kill "$webhook_pid" 2>/dev/null && wait "$webhook_pid" 2>/dev/null
+  set +eu
+  if [[ -n $heartbeat_pid ]]; then kill "$heartbeat_pid" 2>/dev/null; fi
+  if [[ -n $webhook_pid ]]; then kill "$webhook_pid" 2>/dev/null; wait "$webhook_pid" 2>/dev/null; fi
   if ((!passed)) && [[ -f $DIR/cluster.env ]]; then
     echo "---- webhook log" >&2
     tail -n 40 "$WORK/webhook.log" >&2 2>/dev/null || true
-    gr_dump_state "$NS" >&2 2>/dev/null || true
+    gr_dump_state "$NS" || true
   fi
   "$ROOT/scripts/cluster" down "$DIR" >/dev/null 2>&1 || true
   rm -rf -- "$WORK"

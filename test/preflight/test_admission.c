@@ -198,6 +198,19 @@ static void test_gang_id_configmap_names(void **state)
         assert_true(strlen(n) <= 63);
         free(n);
     }
+    /* sanitize alone (also the gang-id label value): <=63 kept, empty ->
+     * the sha256 prefix; a name built from it still fits (PF-153) */
+    char *s = gr_preflight_gang_sanitize("A/B");
+    assert_string_equal(s, "a-b");
+    free(s);
+    s = gr_preflight_gang_sanitize("///");
+    assert_int_equal(strlen(s), 63);
+    assert_true(strspn(s, "0123456789abcdef") == 63);
+    free(s);
+    char *cm = gr_preflight_gang_configmap_name("///");
+    assert_true(strlen(cm) <= 63);
+    assert_memory_equal(cm, "preflight-", 10);
+    free(cm);
 }
 
 static void test_config_defaults(void **state)
@@ -261,6 +274,56 @@ static void warn_collect(void *ud, const char *msg)
     gr_buf_putc(b, '\n');
 }
 
+/* Grove (docs/gang.md § Grove): the shorthand is filled in; no minCountExpr
+ * default for the PodGang GVR (it has no spec.minMember); other CRDs still
+ * get PF-100's default. */
+static const char *gd_str(const gr_preflight_config *cfg, const char *k)
+{
+    return json_string_value(json_object_get(cfg->gang_discovery, k));
+}
+
+static const char *gvr_str(const gr_preflight_config *cfg, const char *k)
+{
+    return json_string_value(
+        json_object_get(json_object_get(cfg->gang_discovery, "podGroupGVR"), k));
+}
+
+static void test_config_grove(void **state)
+{
+    (void)state;
+    gr_preflight_config *cfg =
+        load("{gangCoordination: {enabled: true}, gangDiscovery: {name: grove}}");
+    const json_t *lk = json_object_get(cfg->gang_discovery, "labelKeys");
+    assert_int_equal(json_array_size(lk), 1);
+    assert_string_equal(json_string_value(json_array_get(lk, 0)), "grove.io/podgang");
+    assert_string_equal(gvr_str(cfg, "group"), "scheduler.grove.io");
+    assert_string_equal(gvr_str(cfg, "version"), "v1alpha1");
+    assert_string_equal(gvr_str(cfg, "resource"), "podgangs");
+    assert_string_equal(gd_str(cfg, "minCountExpr"), "");
+    gr_preflight_config_free(cfg);
+
+    /* spelled out, another name: still no minMember default */
+    cfg = load("{gangCoordination: {enabled: true}, gangDiscovery: {name: dynamo, labelKeys: "
+               "[grove.io/podgang], podGroupGVR: {group: scheduler.grove.io, version: v1alpha1, "
+               "resource: podgangs}}}");
+    assert_string_equal(gd_str(cfg, "minCountExpr"), "");
+    gr_preflight_config_free(cfg);
+
+    /* an explicit expression is kept */
+    cfg = load("{gangCoordination: {enabled: true}, gangDiscovery: {name: grove, minCountExpr: "
+               "'size(podGroup.spec.podgroups)'}}");
+    assert_string_equal(gd_str(cfg, "minCountExpr"), "size(podGroup.spec.podgroups)");
+    assert_string_equal(gvr_str(cfg, "resource"), "podgangs");
+    gr_preflight_config_free(cfg);
+
+    /* PF-100: a non-Grove CRD block still defaults */
+    cfg = load("{gangCoordination: {enabled: true}, gangDiscovery: {name: volcano, labelKeys: [x], "
+               "podGroupGVR: {group: scheduling.volcano.sh, version: v1beta1, resource: "
+               "podgroups}}}");
+    assert_string_equal(gd_str(cfg, "minCountExpr"), "podGroup.spec.minMember");
+    gr_preflight_config_free(cfg);
+}
+
 static void test_unknown_keys_warned(void **state)
 {
     (void)state;
@@ -305,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_gang_hook_namespace_backfill_and_generate_name),
         cmocka_unit_test(test_gang_id_configmap_names),
         cmocka_unit_test(test_config_defaults),
+        cmocka_unit_test(test_config_grove),
         cmocka_unit_test(test_unknown_keys_warned),
         cmocka_unit_test(test_yaml_emit_round_trips),
     };
