@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cel_ast.h"
+#include "gr_duration.h"
 
 /* Cost model: one unit per node visited and per comprehension iteration,
  * plus one unit per CEL_BYTES_PER_COST bytes copied or scanned. */
@@ -1036,7 +1037,7 @@ static gr_cel_val call_fn(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
             size_t l;
             const char *s = cel_sv(&a[0], &l);
             int64_t ns;
-            if (cel_duration_parse(s, l, &ns) != GR_OK)
+            if (gr_duration_parse_n(s, l, &ns, NULL) != GR_OK)
                 return cel_err(GR_EINVAL, n->off, "invalid duration \"%.64s\"", s);
             return gr_cel_val_duration(ns);
         }

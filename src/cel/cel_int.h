@@ -122,11 +122,11 @@ void cel_fmt_double(double d, char *out, size_t outsz);
 /* ---- time (cel_time.c) ---- */
 #define CEL_TS_MIN_SEC (-62135596800LL) /* 0001-01-01T00:00:00Z */
 #define CEL_TS_MAX_SEC 253402300799LL   /* 9999-12-31T23:59:59Z */
-/* Go-style duration "1h30m", "-1.5s", "300ms", "1us"; GR_EINVAL on error. */
-int cel_duration_parse(const char *s, size_t len, int64_t *ns);
+/* Durations are parsed with gr_duration_parse_n() (Go syntax, as cel-go). */
 /* "3600s", "1.500s" (protobuf JSON style, trailing zeros trimmed). */
 void cel_duration_fmt(int64_t ns, char *out, size_t outsz);
-/* RFC 3339 with a required offset; GR_EINVAL on error or out of range. */
+/* RFC 3339 with a required offset (gr_time_parse_n()) limited to the CEL range
+ * above; GR_EINVAL on error or out of range. */
 int cel_timestamp_parse(const char *s, size_t len, int64_t *sec, int32_t *nsec);
 void cel_timestamp_fmt(int64_t sec, int32_t nsec, char *out, size_t outsz);
 /* Offset in seconds east of UTC of time zone `tz` ("UTC", "+05:30", "-08:00",

@@ -1,6 +1,7 @@
 /*
- * cel_time.c — durations (Go syntax), RFC 3339 timestamps, civil calendar
- * arithmetic and time-zone offsets for the CEL timestamp accessors.
+ * cel_time.c — CEL's wrappers over gr_duration / gr_time (CEL string forms and
+ * range), civil calendar arithmetic and time-zone offsets for the CEL
+ * timestamp accessors.
  *
  * Time zones: "UTC", fixed offsets "+05:30" / "-08:00", and IANA names read
  * from the system tz database (/usr/share/zoneinfo, TZif v1/v2). Instants after
@@ -12,10 +13,11 @@
 #include <string.h>
 
 #include "cel_int.h"
+#include "gr_time.h"
 
 #define NS_PER_S 1000000000LL
 
-/* ---- civil calendar (proleptic Gregorian) ---- */
+/* ---- civil calendar (proleptic Gregorian), for the timestamp accessors ---- */
 
 void cel_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
 {
@@ -31,113 +33,11 @@ void cel_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
     *y = yy + (*m <= 2);
 }
 
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
-static unsigned days_in_month(int64_t y, unsigned m)
-{
-    static const unsigned dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    return m == 2 && leap ? 29 : dm[m - 1];
-}
-
-/* ---- durations ---- */
-
-static bool unit_of(const char *s, size_t n, uint64_t *unit)
-{
-    static const struct {
-        const char *name;
-        uint64_t ns;
-    } units[] = {
-        {"ns", 1},
-        {"us", 1000},
-        {"\xc2\xb5s", 1000}, /* U+00B5 micro sign */
-        {"\xce\xbcs", 1000}, /* U+03BC Greek mu */
-        {"ms", 1000000},
-        {"s", (uint64_t)NS_PER_S},
-        {"m", 60 * (uint64_t)NS_PER_S},
-        {"h", 3600 * (uint64_t)NS_PER_S},
-    };
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (strlen(units[i].name) == n && memcmp(units[i].name, s, n) == 0) {
-            *unit = units[i].ns;
-            return true;
-        }
-    }
-    return false;
-}
-
-int cel_duration_parse(const char *s, size_t len, int64_t *ns)
-{
-    size_t i = 0;
-    bool neg = false;
-    if (i < len && (s[i] == '-' || s[i] == '+')) {
-        neg = s[i] == '-';
-        i++;
-    }
-    if (i == len)
-        return GR_EINVAL;
-    if (len - i == 1 && s[i] == '0') {
-        *ns = 0;
-        return GR_OK;
-    }
-    uint64_t total = 0;
-    while (i < len) {
-        uint64_t v = 0, f = 0, scale = 1;
-        bool digits = false, overflow = false;
-        while (i < len && s[i] >= '0' && s[i] <= '9') {
-            if (v > (UINT64_MAX - 9) / 10)
-                overflow = true;
-            else
-                v = v * 10 + (uint64_t)(s[i] - '0');
-            digits = true;
-            i++;
-        }
-        if (overflow)
-            return GR_EINVAL;
-        if (i < len && s[i] == '.') {
-            i++;
-            while (i < len && s[i] >= '0' && s[i] <= '9') {
-                if (scale < 1000000000000000000ULL) {
-                    f = f * 10 + (uint64_t)(s[i] - '0');
-                    scale *= 10;
-                }
-                digits = true;
-                i++;
-            }
-        }
-        if (!digits)
-            return GR_EINVAL;
-        size_t u0 = i;
-        while (i < len && !(s[i] >= '0' && s[i] <= '9') && s[i] != '.')
-            i++;
-        uint64_t unit;
-        if (!unit_of(s + u0, i - u0, &unit))
-            return GR_EINVAL;
-        if (v > (1ULL << 63) / unit)
-            return GR_EINVAL;
-        v *= unit;
-        if (f) {
-            /* f/scale * unit, computed without overflow */
-            long double add = (long double)f * (long double)unit / (long double)scale;
-            v += (uint64_t)add;
-        }
-        if (v > (1ULL << 63) || total > (1ULL << 63) - v)
-            return GR_EINVAL;
-        total += v;
-    }
-    if (total > (uint64_t)INT64_MAX + (neg ? 1 : 0))
-        return GR_EINVAL;
-    *ns = neg ? (int64_t)(0 - total) : (int64_t)total;
-    return GR_OK;
-}
+/* ---- durations ----
+ *
+ * Parsing is gr_duration_parse_n() (Go's time.ParseDuration, which cel-go
+ * uses as is). Only CEL's string form lives here: seconds with a trimmed
+ * fraction ("90s", "1.5s"), not Go's "1m30s". */
 
 void cel_duration_fmt(int64_t ns, char *out, size_t outsz)
 {
@@ -156,95 +56,43 @@ void cel_duration_fmt(int64_t ns, char *out, size_t outsz)
     snprintf(out, outsz, "%s%llu.%ss", ns < 0 ? "-" : "", (unsigned long long)sec, f);
 }
 
-/* ---- timestamps ---- */
-
-static bool digits_at(const char *s, size_t len, size_t i, size_t n, int *out)
-{
-    if (i + n > len)
-        return false;
-    int v = 0;
-    for (size_t k = 0; k < n; k++) {
-        char c = s[i + k];
-        if (c < '0' || c > '9')
-            return false;
-        v = v * 10 + (c - '0');
-    }
-    *out = v;
-    return true;
-}
+/* ---- timestamps ----
+ *
+ * Parsing and formatting are gr_time's (Go's time.Parse(time.RFC3339) and
+ * RFC3339Nano, as cel-go uses; so 'T' and 'Z' must be upper case, as in
+ * cel-go and @bufbuild/cel). CEL adds only its range, years 0001..9999
+ * (gr_time also takes year 0000). */
 
 int cel_timestamp_parse(const char *s, size_t len, int64_t *sec, int32_t *nsec)
 {
-    int y, mo, d, h, mi, se;
-    if (!digits_at(s, len, 0, 4, &y) || len < 20 || s[4] != '-' || !digits_at(s, len, 5, 2, &mo) ||
-        s[7] != '-' || !digits_at(s, len, 8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
-        !digits_at(s, len, 11, 2, &h) || s[13] != ':' || !digits_at(s, len, 14, 2, &mi) ||
-        s[16] != ':' || !digits_at(s, len, 17, 2, &se))
+    struct timespec t;
+    if (gr_time_parse_n(s, len, &t, NULL) != GR_OK || (int64_t)t.tv_sec < CEL_TS_MIN_SEC ||
+        (int64_t)t.tv_sec > CEL_TS_MAX_SEC)
         return GR_EINVAL;
-    if (mo < 1 || mo > 12 || d < 1 || (unsigned)d > days_in_month(y, (unsigned)mo) || h > 23 ||
-        mi > 59 || se > 59)
-        return GR_EINVAL;
-    size_t i = 19;
-    int32_t ns = 0;
-    if (i < len && s[i] == '.') {
-        i++;
-        size_t nd = 0;
-        while (i < len && s[i] >= '0' && s[i] <= '9') {
-            if (nd < 9)
-                ns = ns * 10 + (s[i] - '0');
-            nd++;
-            i++;
-        }
-        if (nd == 0)
-            return GR_EINVAL;
-        for (; nd < 9; nd++)
-            ns *= 10;
-    }
-    int64_t off = 0;
-    if (i < len && (s[i] == 'Z' || s[i] == 'z')) {
-        i++;
-    } else if (i < len && (s[i] == '+' || s[i] == '-')) {
-        int oh, om;
-        if (!digits_at(s, len, i + 1, 2, &oh) || i + 3 >= len || s[i + 3] != ':' ||
-            !digits_at(s, len, i + 4, 2, &om) || oh > 23 || om > 59)
-            return GR_EINVAL;
-        off = (int64_t)oh * 3600 + om * 60;
-        if (s[i] == '-')
-            off = -off;
-        i += 6;
-    } else {
-        return GR_EINVAL;
-    }
-    if (i != len)
-        return GR_EINVAL;
-    int64_t t =
-        days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + se - off;
-    if (t < CEL_TS_MIN_SEC || t > CEL_TS_MAX_SEC)
-        return GR_EINVAL;
-    *sec = t;
-    *nsec = ns;
+    *sec = (int64_t)t.tv_sec;
+    *nsec = (int32_t)t.tv_nsec;
     return GR_OK;
 }
 
 void cel_timestamp_fmt(int64_t sec, int32_t nsec, char *out, size_t outsz)
 {
-    int64_t days = sec >= 0 ? sec / 86400 : -((-sec + 86399) / 86400);
-    int64_t rem = sec - days * 86400;
-    int64_t y;
-    unsigned m, d;
-    cel_civil_from_days(days, &y, &m, &d);
-    char frac[16] = "";
-    if (nsec) {
-        snprintf(frac, sizeof(frac), ".%09d", (int)nsec);
-        size_t fl = strlen(frac);
-        while (fl > 1 && frac[fl - 1] == '0')
-            frac[--fl] = 0;
-    }
-    snprintf(out, outsz, "%04lld-%02u-%02uT%02d:%02d:%02d%sZ", (long long)y, m, d,
-             (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60), frac);
+    /* Always in range for a CEL timestamp; buf is "" otherwise. */
+    char buf[GR_TIME_STR_MAX];
+    struct timespec t = {.tv_sec = (time_t)sec, .tv_nsec = nsec};
+    (void)gr_time_format_nano(&t, buf);
+    snprintf(out, outsz, "%s", buf);
 }
 
 /* ---- time zones ---- */
+
+/* Two decimal digits at p (which has at least 2 bytes). */
+static bool two_digits(const char *p, int *out)
+{
+    if (p[0] < '0' || p[0] > '9' || p[1] < '0' || p[1] > '9')
+        return false;
+    *out = (p[0] - '0') * 10 + (p[1] - '0');
+    return true;
+}
 
 static uint32_t be32(const unsigned char *p)
 {
@@ -320,8 +168,8 @@ int cel_tz_offset(const char *tz, size_t len, int64_t sec, int64_t *off)
         /* [+-]HH:MM */
         size_t i = (tz[0] == '+' || tz[0] == '-') ? 1 : 0;
         int h, m;
-        if (len != i + 5 || !digits_at(tz, len, i, 2, &h) || tz[i + 2] != ':' ||
-            !digits_at(tz, len, i + 3, 2, &m) || h > 23 || m > 59)
+        if (len != i + 5 || !two_digits(tz + i, &h) || tz[i + 2] != ':' ||
+            !two_digits(tz + i + 3, &m) || h > 23 || m > 59)
             return GR_EINVAL;
         *off = (int64_t)h * 3600 + m * 60;
         if (tz[0] == '-')

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "cel_int.h"
+#include "gr_duration.h"
+#include "gr_json.h"
 
 /* ---- reference counting ---- */
 
@@ -564,26 +566,10 @@ gr_cel_val cel_from_json(const json_t *j)
     return gr_cel_val_null();
 }
 
+/* gr_json_type_name(), but naming integers apart from other numbers. */
 static const char *json_type_name(const json_t *j)
 {
-    switch (json_typeof(j)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-        return "integer";
-    case JSON_REAL:
-        return "number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "boolean";
-    case JSON_NULL:
-        break;
-    }
-    return "null";
+    return json_is_integer(j) ? "integer" : gr_json_type_name(j);
 }
 
 int gr_cel_val_from_json(const json_t *j, gr_cel_kind as, gr_cel_val *out, gr_err *err)
@@ -633,7 +619,7 @@ int gr_cel_val_from_json(const json_t *j, gr_cel_kind as, gr_cel_val *out, gr_er
             size_t n = json_string_length(j);
             if (as == GR_CEL_DURATION) {
                 int64_t ns;
-                if (cel_duration_parse(s, n, &ns) != GR_OK)
+                if (gr_duration_parse_n(s, n, &ns, NULL) != GR_OK)
                     return gr_err_set(err, GR_EINVAL,
                                       "invalid duration \"%.64s\" (use e.g. \"1h30m\", \"2.5s\")",
                                       s);

@@ -418,6 +418,9 @@ static void test_literals_and_ops(void **state)
 static void test_runtime_errors(void **state)
 {
     (void)state;
+    /* The timestamp/duration cases go through gr_time / gr_duration (Go's
+     * RFC 3339 and time.ParseDuration, as cel-go): lower-case 't'/'z' are
+     * rejected; CEL's own range is years 0001..9999. */
     const char *errs[] = {"1 / 0",
                           "1 % 0",
                           "9223372036854775807 + 1",
@@ -437,6 +440,13 @@ static void test_runtime_errors(void **state)
                           "{1.5: 1}",
                           "timestamp('x')",
                           "duration('1')",
+                          "timestamp('2024-01-01t00:00:00Z')",
+                          "timestamp('2024-01-01T00:00:00z')",
+                          "timestamp('0000-12-31T23:59:59Z')",
+                          "timestamp('2024-02-30T00:00:00Z')",
+                          "duration('2562048h')",
+                          "duration('1d')",
+                          "duration('.s')",
                           "'abc'.substring(2, 1)",
                           "'abc'.charAt(4)",
                           "1 ? 2 : 3",
