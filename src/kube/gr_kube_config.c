@@ -2,6 +2,7 @@
 #include "gr_kube_config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,32 +39,47 @@ void gr_kube_config_free(gr_kube_config *cfg)
 
 /* ---- kubeconfig -------------------------------------------------------- */
 
+/* One kubeconfig document of a (possibly merged) configuration. */
+typedef struct kc_doc {
+    json_t *doc;          /* the parsed file (JSON null for an empty file) */
+    const char *name;     /* labels messages */
+    const char *base_dir; /* relative paths of this file's entries resolve here */
+} kc_doc;
+
 /* Find the entry named `name` in a kubeconfig list (clusters/users/contexts)
- * and return its inner object (entry[inner]). *index gets its position. */
-static int find_named(const json_t *doc, const char *list, const char *inner, const char *name,
-                      const char *src, json_t **out, size_t *index, gr_err *err)
+ * across docs[0..n), in order: the FIRST document that defines the name wins
+ * (client-go's merge rule; the whole entry is used, fields are not merged).
+ * *out gets its inner object (entry[inner]), *di the document, *index its
+ * position in that document's list. `label` names the set for "not found". */
+static int find_named(const kc_doc *docs, size_t n, const char *label, const char *list,
+                      const char *inner, const char *name, json_t **out, size_t *di, size_t *index,
+                      gr_err *err)
 {
-    json_t *arr = json_object_get(doc, list);
-    if (arr && !json_is_array(arr) && !json_is_null(arr))
-        return gr_err_set(err, GR_EPARSE, "%s: %s: expected a list", src, list);
-    size_t i;
-    json_t *e;
-    json_array_foreach(arr, i, e)
-    {
-        json_t *n = json_object_get(e, "name");
-        if (!json_is_string(n))
-            return gr_err_set(err, GR_EPARSE, "%s: %s[%zu].name: expected a string", src, list, i);
-        if (strcmp(json_string_value(n), name) == 0) {
-            json_t *in = json_object_get(e, inner);
-            if (!json_is_object(in))
-                return gr_err_set(err, GR_EPARSE, "%s: %s[%zu].%s: expected a mapping", src, list,
-                                  i, inner);
-            *out = in;
-            *index = i;
-            return GR_OK;
+    for (size_t d = 0; d < n; d++) {
+        json_t *arr = json_object_get(docs[d].doc, list);
+        if (arr && !json_is_array(arr) && !json_is_null(arr))
+            return gr_err_set(err, GR_EPARSE, "%s: %s: expected a list", docs[d].name, list);
+        size_t i;
+        json_t *e;
+        json_array_foreach(arr, i, e)
+        {
+            json_t *nm = json_object_get(e, "name");
+            if (!json_is_string(nm))
+                return gr_err_set(err, GR_EPARSE, "%s: %s[%zu].name: expected a string",
+                                  docs[d].name, list, i);
+            if (strcmp(json_string_value(nm), name) == 0) {
+                json_t *in = json_object_get(e, inner);
+                if (!json_is_object(in))
+                    return gr_err_set(err, GR_EPARSE, "%s: %s[%zu].%s: expected a mapping",
+                                      docs[d].name, list, i, inner);
+                *out = in;
+                *di = d;
+                *index = i;
+                return GR_OK;
+            }
         }
     }
-    return gr_err_set(err, GR_ENOTFOUND, "%s: no %.*s named \"%s\" in %s", src,
+    return gr_err_set(err, GR_ENOTFOUND, "%s: no %.*s named \"%s\" in %s", label,
                       (int)strlen(list) - 1, list, name, list);
 }
 
@@ -116,27 +132,33 @@ static int data_to(char **dst, size_t *dlen, const char *b64, const char *src, c
     return GR_OK;
 }
 
-static int parse_doc(const json_t *doc, const char *src, const char *base_dir, const char *context,
-                     gr_kube_config *cfg, gr_err *err)
+static int parse_docs(const kc_doc *docs, size_t n, const char *label, const char *context,
+                      gr_kube_config *cfg, gr_err *err)
 {
     int rc;
-    if (!json_is_object(doc))
-        return gr_err_set(err, GR_EPARSE, "%s: expected a kubeconfig mapping at the top level",
-                          src);
+    for (size_t d = 0; d < n; d++)
+        if (!json_is_object(docs[d].doc) && !json_is_null(docs[d].doc))
+            return gr_err_set(err, GR_EPARSE, "%s: expected a kubeconfig mapping at the top level",
+                              docs[d].name);
     const char *ctxname = context;
     if (!ctxname || !*ctxname) {
-        if ((rc = opt_str(doc, "current-context", src, "kubeconfig", &ctxname, err)) != GR_OK)
-            return rc;
+        /* current-context: the first file that sets it (non-empty) wins */
+        for (size_t d = 0; d < n && (!ctxname || !*ctxname); d++)
+            if ((rc = opt_str(docs[d].doc, "current-context", docs[d].name, "kubeconfig", &ctxname,
+                              err)) != GR_OK)
+                return rc;
         if (!ctxname || !*ctxname)
             return gr_err_set(err, GR_ENOTFOUND,
                               "%s: current-context is not set; set it (kubectl config "
                               "use-context NAME) or choose a context explicitly",
-                              src);
+                              label);
     }
     json_t *ctx = NULL, *cluster = NULL, *user = NULL;
-    size_t ci = 0, ki = 0, ui = 0;
-    if ((rc = find_named(doc, "contexts", "context", ctxname, src, &ctx, &ci, err)) != GR_OK)
+    size_t ci = 0, ki = 0, ui = 0, cd = 0, kd = 0, ud = 0;
+    if ((rc = find_named(docs, n, label, "contexts", "context", ctxname, &ctx, &cd, &ci, err)) !=
+        GR_OK)
         return rc;
+    const char *src = docs[cd].name;
     char path[64];
     snprintf(path, sizeof path, "contexts[%zu].context", ci);
     const char *cname, *uname, *ns;
@@ -146,11 +168,14 @@ static int parse_doc(const json_t *doc, const char *src, const char *base_dir, c
         return rc;
     if (!cname || !*cname)
         return gr_err_set(err, GR_EPARSE, "%s: %s.cluster: required", src, path);
-    if ((rc = find_named(doc, "clusters", "cluster", cname, src, &cluster, &ki, err)) != GR_OK)
+    if ((rc = find_named(docs, n, label, "clusters", "cluster", cname, &cluster, &kd, &ki, err)) !=
+        GR_OK)
         return rc;
     if (uname && *uname &&
-        (rc = find_named(doc, "users", "user", uname, src, &user, &ui, err)) != GR_OK)
+        (rc = find_named(docs, n, label, "users", "user", uname, &user, &ud, &ui, err)) != GR_OK)
         return rc;
+    const char *base_dir = docs[kd].base_dir;
+    src = docs[kd].name;
 
     /* cluster */
     char cpath[64];
@@ -187,6 +212,8 @@ static int parse_doc(const json_t *doc, const char *src, const char *base_dir, c
 
     /* user */
     if (user) {
+        src = docs[ud].name; /* the user entry may come from another file */
+        base_dir = docs[ud].base_dir;
         char upath[64];
         snprintf(upath, sizeof upath, "users[%zu].user", ui);
         if (json_object_get(user, "exec") && !json_is_null(json_object_get(user, "exec")))
@@ -234,23 +261,57 @@ static int parse_doc(const json_t *doc, const char *src, const char *base_dir, c
     return GR_OK;
 }
 
-int gr_kube_config_parse(const char *text, size_t len, const char *name, const char *base_dir,
-                         const char *context, gr_kube_config *cfg, gr_err *err)
+int gr_kube_config_parse_merged(const gr_kube_config_src *srcs, size_t n, const char *context,
+                                gr_kube_config *cfg, gr_err *err)
 {
     memset(cfg, 0, sizeof *cfg);
-    const char *src = name ? name : "kubeconfig";
-    if (len > GR_KUBE_CONFIG_MAX_BYTES)
-        return gr_err_set(err, GR_ETOOBIG, "%s: larger than the %zu-byte limit", src,
-                          GR_KUBE_CONFIG_MAX_BYTES);
-    json_t *doc = NULL;
-    int rc = gr_yaml_load_one(text, len, src, &doc, err);
-    if (rc != GR_OK)
-        return rc;
-    rc = parse_doc(doc, src, base_dir, context, cfg, err);
-    json_decref(doc);
+    if (n == 0 || !srcs)
+        return gr_err_set(err, GR_ENOTFOUND, "kubeconfig: no files to load");
+    if (n > GR_KUBE_CONFIG_MAX_FILES)
+        return gr_err_set(err, GR_ETOOBIG,
+                          "kubeconfig: %zu files given; at most %d may be merged (shorten "
+                          "$KUBECONFIG)",
+                          n, GR_KUBE_CONFIG_MAX_FILES);
+    kc_doc docs[GR_KUBE_CONFIG_MAX_FILES];
+    memset(docs, 0, sizeof docs);
+    char label[512];
+    size_t used = 0;
+    label[0] = '\0';
+    int rc = GR_OK;
+    size_t loaded = 0;
+    for (size_t i = 0; i < n && rc == GR_OK; i++) {
+        const char *src = srcs[i].name ? srcs[i].name : "kubeconfig";
+        if (used < sizeof label) {
+            int w = snprintf(label + used, sizeof label - used, "%s%s", i ? ", " : "", src);
+            used += w > 0 ? (size_t)w : 0;
+        }
+        docs[i].name = src;
+        docs[i].base_dir = srcs[i].base_dir;
+        if (srcs[i].len > GR_KUBE_CONFIG_MAX_BYTES) {
+            rc = gr_err_set(err, GR_ETOOBIG, "%s: larger than the %zu-byte limit", src,
+                            GR_KUBE_CONFIG_MAX_BYTES);
+            break;
+        }
+        json_t *doc = NULL;
+        rc = gr_yaml_load_one(srcs[i].text ? srcs[i].text : "", srcs[i].text ? srcs[i].len : 0, src,
+                              &doc, err);
+        docs[i].doc = doc;
+        loaded = i + 1;
+    }
+    if (rc == GR_OK)
+        rc = parse_docs(docs, n, label, context, cfg, err);
+    for (size_t i = 0; i < loaded; i++)
+        json_decref(docs[i].doc);
     if (rc != GR_OK)
         gr_kube_config_free(cfg);
     return rc;
+}
+
+int gr_kube_config_parse(const char *text, size_t len, const char *name, const char *base_dir,
+                         const char *context, gr_kube_config *cfg, gr_err *err)
+{
+    gr_kube_config_src one = {text, len, name ? name : "kubeconfig", base_dir};
+    return gr_kube_config_parse_merged(&one, 1, context, cfg, err);
 }
 
 static int read_pem(const char *path, const char *what, char **out, size_t *len, gr_err *err)
@@ -279,29 +340,111 @@ int gr_kube_config_resolve_files(gr_kube_config *cfg, gr_err *err)
     return GR_OK;
 }
 
+/* The directory of `path` ("." when it has none; "/" for "/x"). Caller frees. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    return strndup(path, n);
+}
+
+/* A ':'-separated list (as $KUBECONFIG) → its non-empty entries, duplicates
+ * dropped (client-go deduplicates). *out holds pointers into *copy. */
+static int split_list(const char *list, char **copy, const char **out, size_t *n, gr_err *err)
+{
+    *n = 0;
+    *copy = strdup(list);
+    if (!*copy)
+        return gr_err_set(err, GR_ENOMEM, "out of memory");
+    char *save = NULL;
+    for (char *p = strtok_r(*copy, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+        bool dup = false;
+        for (size_t i = 0; i < *n && !dup; i++)
+            dup = strcmp(out[i], p) == 0;
+        if (dup)
+            continue;
+        if (*n == GR_KUBE_CONFIG_MAX_FILES)
+            return gr_err_set(err, GR_ETOOBIG,
+                              "$KUBECONFIG: more than %d files listed; merge some of them "
+                              "(kubectl config view --flatten)",
+                              GR_KUBE_CONFIG_MAX_FILES);
+        out[(*n)++] = p;
+    }
+    return GR_OK;
+}
+
+/* Read every path that exists (missing ones are skipped and listed in
+ * *missing), merge, resolve files. *all_missing is set when none exists. */
+static int load_paths(const char *const *paths, size_t n, bool skip_missing, const char *context,
+                      gr_kube_config *cfg, bool *all_missing, gr_buf *missing, gr_err *err)
+{
+    memset(cfg, 0, sizeof *cfg);
+    *all_missing = false;
+    if (n > GR_KUBE_CONFIG_MAX_FILES)
+        return gr_err_set(err, GR_ETOOBIG, "kubeconfig: at most %d files may be merged",
+                          GR_KUBE_CONFIG_MAX_FILES);
+    gr_kube_config_src srcs[GR_KUBE_CONFIG_MAX_FILES];
+    char *texts[GR_KUBE_CONFIG_MAX_FILES], *dirs[GR_KUBE_CONFIG_MAX_FILES];
+    size_t k = 0;
+    int rc = GR_OK;
+    for (size_t i = 0; i < n && rc == GR_OK; i++) {
+        const char *p = paths[i];
+        if (!p || !*p)
+            continue;
+        struct stat sb;
+        if (skip_missing && stat(p, &sb) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+            /* a missing file is skipped (client-go); explicit paths are
+             * checked by the caller */
+            if (missing && gr_buf_printf(missing, "%s%s", missing->len ? ", " : "", p) != GR_OK)
+                gr_buf_puts(missing, ", ..."); /* the list is informational */
+            continue;
+        }
+        texts[k] = NULL;
+        dirs[k] = NULL;
+        size_t len = 0;
+        rc = gr_kube_read_file(p, GR_KUBE_CONFIG_MAX_BYTES, &texts[k], &len, err);
+        if (rc == GR_OK && !(dirs[k] = dir_of(p))) {
+            free(texts[k]);
+            rc = gr_err_set(err, GR_ENOMEM, "out of memory");
+        }
+        if (rc != GR_OK)
+            break;
+        srcs[k] = (gr_kube_config_src){texts[k], len, p, dirs[k]};
+        k++;
+    }
+    if (rc == GR_OK && k == 0) {
+        *all_missing = true;
+        rc = gr_err_set(err, GR_ENOTFOUND, "kubeconfig: no listed file exists (%s)",
+                        missing ? gr_buf_cstr(missing) : "");
+    }
+    if (rc == GR_OK)
+        rc = gr_kube_config_parse_merged(srcs, k, context, cfg, err);
+    if (rc == GR_OK && (rc = gr_kube_config_resolve_files(cfg, err)) != GR_OK)
+        gr_kube_config_free(cfg);
+    for (size_t i = 0; i < k; i++) {
+        free(texts[i]);
+        free(dirs[i]);
+    }
+    return rc;
+}
+
+int gr_kube_config_load_list(const char *const *paths, size_t n, const char *context,
+                             gr_kube_config *cfg, gr_err *err)
+{
+    bool all_missing;
+    gr_buf missing = GR_BUF_INIT(2048);
+    int rc = load_paths(paths, n, true, context, cfg, &all_missing, &missing, err);
+    gr_buf_free(&missing);
+    return rc;
+}
+
 int gr_kube_config_load_file(const char *path, const char *context, gr_kube_config *cfg,
                              gr_err *err)
 {
-    memset(cfg, 0, sizeof *cfg);
-    char *text = NULL;
-    size_t len = 0;
-    int rc = gr_kube_read_file(path, GR_KUBE_CONFIG_MAX_BYTES, &text, &len, err);
-    if (rc != GR_OK)
-        return rc;
-    char *dir = strdup(path);
-    if (!dir) {
-        free(text);
-        return gr_err_set(err, GR_ENOMEM, "out of memory");
-    }
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *(slash == dir ? slash + 1 : slash) = '\0';
-    rc = gr_kube_config_parse(text, len, path, slash ? dir : ".", context, cfg, err);
-    free(text);
-    free(dir);
-    if (rc == GR_OK && (rc = gr_kube_config_resolve_files(cfg, err)) != GR_OK)
-        gr_kube_config_free(cfg);
-    return rc;
+    bool all_missing;
+    return load_paths(&path, 1, false, context, cfg, &all_missing, NULL, err);
 }
 
 /* ---- in-cluster -------------------------------------------------------- */
@@ -363,26 +506,44 @@ int gr_kube_config_load(const char *kubeconfig_flag, const char *context, gr_kub
                         gr_err *err)
 {
     memset(cfg, 0, sizeof *cfg);
-    if (kubeconfig_flag && *kubeconfig_flag)
+    if (kubeconfig_flag && *kubeconfig_flag) /* must exist; never merged */
         return gr_kube_config_load_file(kubeconfig_flag, context, cfg, err);
     const char *env = getenv("KUBECONFIG");
+    gr_buf missing = GR_BUF_INIT(2048);
     if (env && *env) {
-        char *list = strdup(env);
-        if (!list)
-            return gr_err_set(err, GR_ENOMEM, "out of memory");
-        char *save = NULL;
-        for (char *p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
-            if (exists(p)) {
-                int rc = gr_kube_config_load_file(p, context, cfg, err);
-                free(list);
-                return rc;
-            }
+        char *copy = NULL;
+        const char *paths[GR_KUBE_CONFIG_MAX_FILES];
+        size_t n = 0;
+        bool all_missing = false;
+        int rc = split_list(env, &copy, paths, &n, err);
+        if (rc == GR_OK)
+            rc = load_paths(paths, n, true, context, cfg, &all_missing, &missing, err);
+        free(copy);
+        if (!all_missing || rc == GR_OK) {
+            if (rc != GR_OK && rc != GR_ENOMEM)
+                gr_err_prefix(err, "$KUBECONFIG: ");
+            gr_buf_free(&missing);
+            return rc;
         }
-        free(list);
+        /* nothing listed exists: in-cluster, as client-go; ~/.kube/config
+         * is not consulted while $KUBECONFIG is set */
     }
     const char *h = getenv("KUBERNETES_SERVICE_HOST"), *p = getenv("KUBERNETES_SERVICE_PORT");
-    if (h && *h && p && *p)
+    if (h && *h && p && *p) {
+        gr_buf_free(&missing);
         return gr_kube_config_in_cluster(cfg, err);
+    }
+    if (env && *env) {
+        gr_err_set(err, GR_ENOTFOUND,
+                   "no Kubernetes configuration found: tried --kubeconfig (not given), "
+                   "$KUBECONFIG (no listed file exists: %s) and in-cluster "
+                   "($KUBERNETES_SERVICE_HOST unset); ~/.kube/config is not read while "
+                   "$KUBECONFIG is set; fix $KUBECONFIG or pass --kubeconfig PATH",
+                   gr_buf_cstr(&missing));
+        gr_buf_free(&missing);
+        return GR_ENOTFOUND;
+    }
+    gr_buf_free(&missing);
     const char *home = getenv("HOME");
     char path[4096];
     if (home && *home) {
@@ -392,9 +553,8 @@ int gr_kube_config_load(const char *kubeconfig_flag, const char *context, gr_kub
     }
     return gr_err_set(err, GR_ENOTFOUND,
                       "no Kubernetes configuration found: tried --kubeconfig (not given), "
-                      "$KUBECONFIG (%s), in-cluster ($KUBERNETES_SERVICE_HOST unset) and "
-                      "~/.kube/config; pass --kubeconfig PATH",
-                      env && *env ? "no listed file exists" : "unset");
+                      "$KUBECONFIG (unset), in-cluster ($KUBERNETES_SERVICE_HOST unset) and "
+                      "~/.kube/config; pass --kubeconfig PATH");
 }
 
 int gr_kube_config_bearer(const gr_kube_config *cfg, char **out, gr_err *err)

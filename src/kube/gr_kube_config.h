@@ -5,10 +5,24 @@
  * Sources, in the order gr_kube_config_load() tries them (the first that
  * applies wins, as kubectl/client-go do):
  *   1. an explicit path (a --kubeconfig flag),
- *   2. $KUBECONFIG (a ':'-separated list: the first file that exists is used;
- *      files are not merged),
+ *   2. $KUBECONFIG: a ':'-separated list of files, MERGED with client-go's
+ *      loading rules (clientcmd.ClientConfigLoadingRules.Load):
+ *        - empty entries and repeated paths are ignored; files that do not
+ *          exist are skipped; a file that exists but cannot be read or
+ *          parsed is an error naming it;
+ *        - clusters, users and contexts are looked up by name, and the FIRST
+ *          file that defines a name wins (the whole entry: fields of a later
+ *          file's entry of the same name are never mixed in);
+ *        - current-context comes from the first file that sets it;
+ *        - relative paths in an entry resolve against the directory of the
+ *          file that entry came from;
+ *        - when no listed file exists, in-cluster is tried (as client-go) and
+ *          otherwise GR_ENOTFOUND lists the missing files; ~/.kube/config is
+ *          not read while $KUBECONFIG is set (as kubectl),
  *   3. in-cluster, when $KUBERNETES_SERVICE_HOST and _PORT are set,
  *   4. ~/.kube/config.
+ *   An explicit path (1) and ~/.kube/config are single files, never merged;
+ *   the explicit path must exist.
  *
  * kubeconfig support: current-context (or an explicit context), cluster
  * server / certificate-authority(-data) / insecure-skip-tls-verify /
@@ -42,6 +56,7 @@
 #define GR_KUBE_CONFIG_MAX_BYTES ((size_t)4 * 1024 * 1024) /* kubeconfig file cap */
 #define GR_KUBE_PEM_MAX_BYTES    ((size_t)1024 * 1024)     /* CA / cert / key file cap */
 #define GR_KUBE_TOKEN_MAX_BYTES  ((size_t)64 * 1024)       /* token file cap */
+#define GR_KUBE_CONFIG_MAX_FILES 32 /* files merged from one $KUBECONFIG list */
 
 typedef struct gr_kube_config {
     char *server; /* "https://host:port" (required) */
@@ -76,14 +91,40 @@ void gr_kube_config_free(gr_kube_config *cfg);
 int gr_kube_config_parse(const char *text, size_t len, const char *name, const char *base_dir,
                          const char *context, gr_kube_config *cfg, gr_err *err);
 
+/* One already-loaded kubeconfig file for gr_kube_config_parse_merged().
+ * Everything is borrowed for the duration of the call. */
+typedef struct gr_kube_config_src {
+    const char *text;     /* YAML/JSON; need not be NUL-terminated; empty = no entries */
+    size_t len;           /* at most GR_KUBE_CONFIG_MAX_BYTES (else GR_ETOOBIG) */
+    const char *name;     /* labels messages (the file's path); NULL = "kubeconfig" */
+    const char *base_dir; /* relative paths of THIS file's entries resolve here (NULL = leave) */
+} gr_kube_config_src;
+
+/* Pure: merge srcs[0..n) (n <= GR_KUBE_CONFIG_MAX_FILES) with client-go's
+ * rules above (first definition of a name wins, first current-context wins)
+ * and select `context` (NULL = the merged current-context). Paths are
+ * resolved against the base_dir of the file each entry came from, not read.
+ * Messages name the file an entry came from ("b.yaml: users[0].user.token:
+ * expected a string"), or all of them ("a, b: no context named "x" in
+ * contexts"). On error *cfg is left empty. gr_kube_config_parse() is this
+ * with one file. */
+int gr_kube_config_parse_merged(const gr_kube_config_src *srcs, size_t n, const char *context,
+                                gr_kube_config *cfg, gr_err *err);
+
 /* Read the files named by ca_file / cert_file / key_file into the PEM fields
  * where those are still empty (token_file stays a path). GR_EIO names the
  * file and the field. */
 int gr_kube_config_resolve_files(gr_kube_config *cfg, gr_err *err);
 
-/* Read + parse + resolve one kubeconfig file. */
+/* Read + parse + resolve one kubeconfig file (it must exist: GR_EIO). */
 int gr_kube_config_load_file(const char *path, const char *context, gr_kube_config *cfg,
                              gr_err *err);
+
+/* Read, merge (rules above) and resolve paths[0..n) (borrowed). Empty
+ * entries and files that do not exist are skipped; GR_ENOTFOUND when none
+ * exists (the message lists them); GR_ETOOBIG past GR_KUBE_CONFIG_MAX_FILES. */
+int gr_kube_config_load_list(const char *const *paths, size_t n, const char *context,
+                             gr_kube_config *cfg, gr_err *err);
 
 /* In-cluster configuration from explicit inputs (testable): sa_dir holds
  * token, ca.crt and (optionally) namespace. host may be an IPv6 literal. */

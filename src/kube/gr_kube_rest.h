@@ -134,6 +134,10 @@ typedef enum gr_kube_reason {
 } gr_kube_reason;
 
 #define GR_KUBE_CAUSES_MAX 8
+/* Error bodies larger than this are not decoded as a Status (the API server's
+ * are a few KiB); the call still fails with the code-derived reason. */
+#define GR_KUBE_STATUS_MAX_BYTES  ((size_t)1024 * 1024)
+#define GR_KUBE_RETRY_AFTER_MAX_S 2147483647L /* client-go's int32 */
 
 typedef struct gr_kube_cause {
     char type[64];   /* "FieldValueInvalid", ... (Status.details.causes[].reason) */
@@ -156,7 +160,15 @@ typedef struct gr_kube_status {
 void gr_kube_status_clear(gr_kube_status *st);
 /* Pure: fill `st` from an HTTP status code and response body (a
  * metav1.Status when the server sent one; otherwise derived from the code as
- * client-go does). Returns the mapped GR_E* code (GR_OK for 2xx). */
+ * client-go does, with the start of the body as the message). Returns the
+ * mapped GR_E* code (GR_OK for 2xx); never fails otherwise. Hostile bodies
+ * are safe: a body over GR_KUBE_STATUS_MAX_BYTES, nested too deeply for
+ * jansson (2048 levels) or of another kind is not a Status (duplicate keys:
+ * the last wins, as Go's encoding/json); at most
+ * GR_KUBE_CAUSES_MAX causes are kept (non-object causes skipped); every
+ * string is truncated at a UTF-8 boundary with control characters turned
+ * into spaces; Status.code is used only when http_code is 0 and it lies in
+ * 100..599. */
 int gr_kube_status_from_response(long http_code, const char *body, size_t len, gr_kube_status *st);
 /* Same, from an already-parsed Status object (watch ERROR events). */
 int gr_kube_status_from_json(long http_code, const json_t *status, gr_kube_status *st);

@@ -120,9 +120,30 @@ static gr_kube_reason reason_for_code(long code)
     }
 }
 
+/* Copy text from the server into a fixed field: control characters become
+ * spaces (these strings end up in logs and terminals) and truncation never
+ * splits a UTF-8 sequence. */
+static void copy_text(char *dst, size_t cap, const char *s, size_t len)
+{
+    if (!s)
+        len = 0;
+    size_t n = len < cap - 1 ? len : cap - 1;
+    if (n < len) /* truncated: back off to a UTF-8 lead byte */
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--;
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '\0')
+            break;
+        dst[j++] = ch < 0x20 || ch == 0x7F ? ' ' : (char)ch;
+    }
+    dst[j] = '\0';
+}
+
 static void copy_str(char *dst, size_t cap, const char *s)
 {
-    snprintf(dst, cap, "%s", s ? s : "");
+    copy_text(dst, cap, s, s ? strlen(s) : 0);
 }
 
 int gr_kube_status_from_json(long http_code, const json_t *status, gr_kube_status *st)
@@ -132,8 +153,12 @@ int gr_kube_status_from_json(long http_code, const json_t *status, gr_kube_statu
         st = &local;
     gr_kube_status_clear(st);
     json_t *code = json_object_get(status, "code");
-    /* the HTTP code wins; watch ERROR events pass 0 and use Status.code */
-    st->http_code = http_code ? http_code : (long)json_integer_value(code);
+    /* the HTTP code wins; watch ERROR events pass 0 and use Status.code
+     * (ignored unless it is a plausible HTTP status) */
+    if (!http_code && json_is_integer(code) && json_integer_value(code) >= 100 &&
+        json_integer_value(code) <= 599)
+        http_code = (long)json_integer_value(code);
+    st->http_code = http_code;
     const char *reason = json_string_value(json_object_get(status, "reason"));
     st->reason = gr_kube_reason_parse(reason);
     if (st->reason == GR_KUBE_REASON_NONE || st->reason == GR_KUBE_REASON_UNKNOWN) {
@@ -150,13 +175,17 @@ int gr_kube_status_from_json(long http_code, const json_t *status, gr_kube_statu
     copy_str(st->name, sizeof st->name, json_string_value(json_object_get(details, "name")));
     json_t *ra = json_object_get(details, "retryAfterSeconds");
     if (json_is_integer(ra) && json_integer_value(ra) > 0)
-        st->retry_after_s = (long)json_integer_value(ra);
+        st->retry_after_s = json_integer_value(ra) > GR_KUBE_RETRY_AFTER_MAX_S
+                                ? GR_KUBE_RETRY_AFTER_MAX_S
+                                : (long)json_integer_value(ra);
     size_t i;
     json_t *c;
     json_array_foreach(json_object_get(details, "causes"), i, c)
     {
         if (st->ncauses >= GR_KUBE_CAUSES_MAX)
-            break;
+            break; /* the rest are dropped: the cap bounds memory and log lines */
+        if (!json_is_object(c))
+            continue;
         gr_kube_cause *k = &st->causes[st->ncauses++];
         copy_str(k->type, sizeof k->type, json_string_value(json_object_get(c, "reason")));
         copy_str(k->field, sizeof k->field, json_string_value(json_object_get(c, "field")));
@@ -179,7 +208,11 @@ int gr_kube_status_from_response(long http_code, const char *body, size_t len, g
         st->http_code = http_code;
         return GR_OK;
     }
-    json_t *doc = body && len ? json_loadb(body, len, 0, NULL) : NULL;
+    if (!body)
+        len = 0;
+    /* Only a body within the cap is decoded (jansson bounds nesting depth);
+     * anything else is not a Status and is reported by its HTTP code. */
+    json_t *doc = len && len <= GR_KUBE_STATUS_MAX_BYTES ? json_loadb(body, len, 0, NULL) : NULL;
     const char *kind = json_string_value(json_object_get(doc, "kind"));
     if (doc && kind && strcmp(kind, "Status") == 0) {
         int rc = gr_kube_status_from_json(http_code, doc, st);
@@ -191,17 +224,12 @@ int gr_kube_status_from_response(long http_code, const char *body, size_t len, g
     st->reason = reason_for_code(http_code);
     copy_str(st->reason_str, sizeof st->reason_str, gr_kube_reason_name(st->reason));
     /* client-go: "the server could not find the requested resource" etc.;
-     * we keep the (trimmed) body, which is what a human needs. */
-    if (body && len) {
-        size_t n = len < sizeof st->message - 1 ? len : sizeof st->message - 1;
-        memcpy(st->message, body, n);
-        st->message[n] = '\0';
-        for (char *p = st->message; *p; p++)
-            if (*p == '\n' || *p == '\r')
-                *p = ' ';
-    } else {
+     * we keep the start of the body (control characters made spaces), which
+     * is what a human needs. */
+    if (len)
+        copy_text(st->message, sizeof st->message, body, len);
+    if (!st->message[0])
         snprintf(st->message, sizeof st->message, "the server responded with HTTP %ld", http_code);
-    }
     return gr_kube_reason_code(st->reason);
 }
 
