@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -90,9 +91,12 @@ void gr_log(gr_log_level level, const char *module, const char *msg, ...)
         return;
     char tbuf[48];
     format_time(tbuf, sizeof tbuf);
-    json_object_set_new(o, "time", json_string(tbuf));
-    json_object_set_new(o, "level", json_string(level_names[level & 3]));
-    json_object_set_new(o, "msg", msg ? json_string(msg) : json_null());
+    /* Any member that cannot be added (ENOMEM) drops the whole line: a line
+     * lacking "level" or an attribute would mislead (found by
+     * test/base/oom_base.c). json_object_set_new() releases v on failure. */
+    bool ok = json_object_set_new(o, "time", json_string(tbuf)) == 0;
+    ok = ok && json_object_set_new(o, "level", json_string(level_names[level & 3])) == 0;
+    ok = ok && json_object_set_new(o, "msg", msg ? json_string(msg) : json_null()) == 0;
     va_list ap;
     va_start(ap, msg);
     for (;;) {
@@ -121,19 +125,21 @@ void gr_log(gr_log_level level, const char *module, const char *msg, ...)
         default:
             goto done; /* unknown tag: stop reading varargs safely */
         }
-        if (k && v)
-            json_object_set_new(o, k, v);
-        else
+        if (!v)
+            ok = false; /* ENOMEM; keep reading so va_arg stays in step */
+        else if (!k)
             json_decref(v);
+        else if (json_object_set_new(o, k, v) != 0)
+            ok = false;
     }
 done:
     va_end(ap);
     /* Attributes come right after msg, as slog writes them; then ours. */
-    if (!json_object_get(o, "module"))
-        json_object_set_new(o, "module", json_string(module ? module : ""));
-    if (!json_object_get(o, "version"))
-        json_object_set_new(o, "version", json_string(log_version));
-    char *line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (ok && !json_object_get(o, "module"))
+        ok = json_object_set_new(o, "module", json_string(module ? module : "")) == 0;
+    if (ok && !json_object_get(o, "version"))
+        ok = json_object_set_new(o, "version", json_string(log_version)) == 0;
+    char *line = ok ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
     if (line) {
         size_t len = strlen(line);

@@ -192,12 +192,28 @@ static bool is_float(const char *s, size_t n)
     return i == n;
 }
 
+static size_t utf8_seq(const unsigned char *s, size_t n);
+
+/* jansson refuses a string or key only for bad UTF-8 or ENOMEM; tell them
+ * apart so that an allocation failure is reported as GR_ENOMEM, not as a
+ * parse error (found by test/base/oom_base.c). */
+static bool valid_utf8(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_seq((const unsigned char *)s + i, n - i);
+        if (k == 0)
+            return false;
+        i += k;
+    }
+    return true;
+}
+
 static json_t *make_string(yctx *c, const char *s, size_t n, ymark m)
 {
     json_t *v = json_stringn(s, n);
     if (!v) /* jansson fails only on bad UTF-8 or ENOMEM */
-        yfail(c, n > 0 ? GR_EPARSE : GR_ENOMEM, m,
-              n > 0 ? "scalar is not valid UTF-8" : "out of memory");
+        yfail(c, valid_utf8(s, n) ? GR_ENOMEM : GR_EPARSE, m,
+              valid_utf8(s, n) ? "out of memory" : "scalar is not valid UTF-8");
     return v;
 }
 
@@ -437,8 +453,11 @@ static int remember_anchor(yctx *c, const char *anchor, json_t *v, ymark m)
 {
     if (!anchor)
         return GR_OK;
-    if (json_object_set(c->anchors, anchor, v) != 0)
+    if (json_object_set(c->anchors, anchor, v) != 0) {
+        if (valid_utf8(anchor, strlen(anchor))) /* then jansson's ENOMEM */
+            return yfail(c, GR_ENOMEM, m, "out of memory");
         return yfail(c, GR_EPARSE, m, "anchor name is not valid UTF-8");
+    }
     return GR_OK;
 }
 
@@ -542,7 +561,10 @@ static int push_value(yctx *c, json_t *v, ymark m, bool is_merge_key)
         rc = add_merge_source(c, f, v, m);
         json_decref(v);
     } else if (json_object_setn_new(f->val, f->key, f->keylen, v) != 0) {
-        rc = yfail(c, GR_EPARSE, f->key_mark, "mapping key is not valid UTF-8");
+        if (valid_utf8(f->key, f->keylen)) /* then jansson's ENOMEM */
+            rc = yfail(c, GR_ENOMEM, f->key_mark, "out of memory");
+        else
+            rc = yfail(c, GR_EPARSE, f->key_mark, "mapping key is not valid UTF-8");
     }
     free(f->key);
     f->key = NULL;

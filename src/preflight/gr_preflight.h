@@ -44,8 +44,11 @@
 #define GR_PREFLIGHT_PUBLISH_CA_CM     "nvsentinel-platform-connector-ca"
 #define GR_PREFLIGHT_PUBLISH_CA_DIR    "/etc/nvsentinel/platform-connector-deployment-ca"
 #define GR_PREFLIGHT_PUBLISH_CA_FILE   GR_PREFLIGHT_PUBLISH_CA_DIR "/ca.crt"
-#define GR_PREFLIGHT_SOCKET_HOST_DIR   "/var/run/nvsentinel"
-#define GR_PREFLIGHT_NCCL_TOPO_DIR     "/etc/nccl"
+/* Default healthPublish.caFile: where the webhook Deployment mounts the CA
+ * Secret of the deployment platform connector (the CA bundle sync's source). */
+#define GR_PREFLIGHT_PUBLISH_CA_SRC  "/etc/preflight-ca/ca.crt"
+#define GR_PREFLIGHT_SOCKET_HOST_DIR "/var/run/nvsentinel"
+#define GR_PREFLIGHT_NCCL_TOPO_DIR   "/etc/nccl"
 
 /* Largest config file accepted (bytes). */
 #define GR_PREFLIGHT_CONFIG_MAX ((size_t)4 * 1024 * 1024)
@@ -117,8 +120,14 @@ typedef struct gr_preflight_config {
     size_t n_checks;
     struct {
         gr_preflight_publish mode;
-        char *target;  /* healthPublish.target, required in deployment mode */
-        bool insecure; /* healthPublish.insecure: no CA bundle */
+        char *target;               /* healthPublish.target, required in deployment mode */
+        bool insecure;              /* healthPublish.insecure: no CA bundle */
+        char *ca_file;              /* healthPublish.caFile: CA source of the CA bundle sync
+                                       (default GR_PREFLIGHT_PUBLISH_CA_SRC) */
+        json_t *namespace_selector; /* healthPublish.namespaceSelector: the
+                          webhook's namespaceSelector (a metav1.LabelSelector,
+                          owned); NULL = {matchLabels:
+                          {nvsentinel.nvidia.com/preflight: enabled}} */
     } publish;
     /* private: the parts of every injected object that do not depend on the
      * pod (init-container templates taken apart, pre-serialised JSON,
@@ -173,6 +182,12 @@ typedef struct gr_preflight_gang_ops {
                    gr_err *err);
     void (*admitted)(void *ud, const json_t *pod, const char *ns, const char *pod_name,
                      const gr_preflight_gang_ctx *ctx);
+    /* injected(): optional; called after every admission WITH a patch (gang
+     * member or not; not for dry-run requests), before admitted(). The CA
+     * bundle sync of publishTo: deployment ensures the namespace's
+     * nvsentinel-platform-connector-ca ConfigMap here (PF-172). Errors are
+     * logged only. Arguments are borrowed. */
+    void (*injected)(void *ud, const json_t *pod, const char *ns, const char *pod_name);
     void *ud;
 } gr_preflight_gang_ops;
 

@@ -218,8 +218,11 @@ int gr_preflight_admit(const gr_preflight_config *cfg, const gr_preflight_gang_o
     out->n_injected = res.n_injected;
     rc = respond(out, uid, &patch, NULL);
     gr_buf_free(&patch);
-    /* gang registration (facts §2.11): only with a patch and a gang, never
-     * for dry-run requests (sideEffects: None). */
+    /* injection side effects (the CA bundle copy of publishTo: deployment)
+     * and gang registration (facts §2.11): only with a patch (and a gang),
+     * never for dry-run requests (sideEffects: None). */
+    if (rc == GR_OK && gang && gang->injected && !dry_run)
+        gang->injected(gang->ud, pod, ns ? ns : "", name ? name : "");
     if (rc == GR_OK && res.gang.gang_id && gang && gang->admitted && !dry_run)
         gang->admitted(gang->ud, pod, ns ? ns : "", name ? name : "", &res.gang);
     gr_preflight_result_clear(&res);

@@ -738,8 +738,24 @@ static int parse_publish(const json_t *doc, gr_preflight_config *cfg, gr_err *er
         return GR_EINVAL;
     if ((rc = get_str(hp, "target", "healthPublish.target", "", &cfg->publish.target, err)) ||
         (rc = get_bool(hp, "insecure", "healthPublish.insecure", false, &cfg->publish.insecure,
-                       err)))
+                       err)) ||
+        (rc = get_str(hp, "caFile", "healthPublish.caFile", GR_PREFLIGHT_PUBLISH_CA_SRC,
+                      &cfg->publish.ca_file, err)))
         return rc;
+    if (!*cfg->publish.ca_file)
+        return gr_err_set(err, GR_EINVAL,
+                          "healthPublish.caFile must not be empty (the CA file the CA bundle sync "
+                          "copies; default " GR_PREFLIGHT_PUBLISH_CA_SRC ")");
+    json_t *sel = gr_pf_get(hp, "namespaceSelector");
+    if (sel && !json_is_null(sel)) {
+        if (!json_is_object(sel))
+            return gr_err_set(err, GR_EINVAL,
+                              "healthPublish.namespaceSelector: must be a label selector "
+                              "{matchLabels, matchExpressions} (the webhook's namespaceSelector)");
+        cfg->publish.namespace_selector = json_deep_copy(sel);
+        if (!cfg->publish.namespace_selector)
+            return gr_err_set(err, GR_ENOMEM, "out of memory");
+    }
     if (cfg->publish.mode != GR_PREFLIGHT_PUBLISH_DEPLOYMENT)
         return GR_OK;
     if (!cfg->token_audience)
@@ -902,6 +918,8 @@ void gr_preflight_config_free(gr_preflight_config *cfg)
     }
     free(cfg->checks);
     free(cfg->publish.target);
+    free(cfg->publish.ca_file);
+    json_decref(cfg->publish.namespace_selector);
     gr_pf_compiled_free(cfg->compiled);
     free(cfg);
 }

@@ -17,7 +17,12 @@
  *                      validate the default gang discoverer against the
  *                      cluster, print it and exit (`check` is an alias)
  *
- * The kube client (only with gang coordination) comes from --kubeconfig,
+ * With publishTo: deployment (and not healthPublish.insecure) the same
+ * process runs the CA bundle sync of src/casync: it keeps the ConfigMap
+ * nvsentinel-platform-connector-ca, copied from healthPublish.caFile, in every
+ * namespace the webhook injects into (PF-171..PF-175).
+ *
+ * The kube client (gang coordination, CA bundle sync) comes from --kubeconfig,
  * else $KUBECONFIG, else the in-cluster service account, else
  * ~/.kube/config.
  *
@@ -38,6 +43,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gr_casync.h"
 #include "gr_gang_ctl.h"
 #include "gr_json.h"
 #include "gr_kube_config.h"
@@ -237,25 +243,30 @@ typedef struct serve_opts {
     gr_preflight_server_opts srv;
 } serve_opts;
 
-/* The gang half: everything behind gangCoordination.enabled. */
+/* The gang half (everything behind gangCoordination.enabled) and the CA
+ * bundle sync of publishTo: deployment, on one kube client. */
 typedef struct gang_rt {
     gr_kube_client *kc;
     gr_gang_service *svc;
+    gr_casync *ca;               /* CA bundle sync, or NULL */
+    gr_preflight_gang_ops inner; /* the gang resolver the hooks wrap */
 } gang_rt;
 
 static void gang_rt_free(gang_rt *g)
 {
+    gr_casync_free(g->ca);
     gr_gang_service_free(g->svc);
     gr_kube_client_free(g->kc);
+    g->ca = NULL;
     g->svc = NULL;
     g->kc = NULL;
 }
 
-/* Kube client (flag, $KUBECONFIG, in-cluster) and the validated gang service;
- * started (informers, controllers) only when `start`. */
-static int gang_open(const serve_opts *o, const gr_preflight_config *cfg, bool start, gang_rt *g,
-                     gr_err *err)
+/* The kube client (flag, $KUBECONFIG, in-cluster), made once. */
+static int open_client(const serve_opts *o, gang_rt *g, gr_err *err)
 {
+    if (g->kc)
+        return GR_OK;
     gr_kube_config kcfg;
     memset(&kcfg, 0, sizeof kcfg);
     int rc = gr_kube_config_load(o->kubeconfig, NULL, &kcfg, err);
@@ -271,6 +282,17 @@ static int gang_open(const serve_opts *o, const gr_preflight_config *cfg, bool s
         gr_err_prefix(err, "failed to create the Kubernetes client: ");
         return rc;
     }
+    return GR_OK;
+}
+
+/* Kube client and the validated gang service; started (informers,
+ * controllers) only when `start`. */
+static int gang_open(const serve_opts *o, const gr_preflight_config *cfg, bool start, gang_rt *g,
+                     gr_err *err)
+{
+    int rc = open_client(o, g, err);
+    if (rc != GR_OK)
+        return rc;
     gr_gang_service_opts go = {.client = g->kc, .cfg = cfg, .workers = o->workers};
     if ((rc = gr_gang_service_new(&go, &g->svc, err)) != GR_OK) /* PF-10, PF-11 */
         return rc;
@@ -299,6 +321,75 @@ static int pick_gang_resolver(const serve_opts *o, const gr_preflight_config *cf
     if (rc != GR_OK)
         return rc;
     *out = gr_gang_service_ops(g->svc);
+    return GR_OK;
+}
+
+/* ------------------------------------------------------ CA bundle sync */
+
+static bool casync_wanted(const gr_preflight_config *cfg)
+{
+    return cfg->publish.mode == GR_PREFLIGHT_PUBLISH_DEPLOYMENT && !cfg->publish.insecure;
+}
+
+/* The hooks composed around the gang resolver: resolve and admitted go to it
+ * unchanged, injected also ensures the namespace's CA bundle copy. */
+static int hooks_resolve(void *ud, const json_t *pod, const char *ns, gr_preflight_gang_ctx *ctx,
+                         gr_err *err)
+{
+    gang_rt *g = ud;
+    if (!g->inner.resolve)
+        return GR_ENOTFOUND;
+    return g->inner.resolve(g->inner.ud, pod, ns, ctx, err);
+}
+
+static void hooks_admitted(void *ud, const json_t *pod, const char *ns, const char *pod_name,
+                           const gr_preflight_gang_ctx *ctx)
+{
+    gang_rt *g = ud;
+    if (g->inner.admitted)
+        g->inner.admitted(g->inner.ud, pod, ns, pod_name, ctx);
+}
+
+static void hooks_injected(void *ud, const json_t *pod, const char *ns, const char *pod_name)
+{
+    gang_rt *g = ud;
+    if (g->inner.injected)
+        g->inner.injected(g->inner.ud, pod, ns, pod_name);
+    gr_err err;
+    if (g->ca && gr_casync_ensure(g->ca, ns, &err) != GR_OK) /* PF-172 */
+        gr_log(GR_LOG_WARN, MOD, "CA bundle ConfigMap not ensured; retrying in the background",
+               GR_KV_STR("namespace", ns), GR_KV_STR("pod", pod_name), GR_KV_STR("error", err.msg),
+               GR_KV_END);
+}
+
+/* publishTo: deployment: read the CA file, start the sync (PF-173, PF-174)
+ * and wrap *ops so every admission with a patch ensures its namespace. */
+static int casync_open(const serve_opts *o, const gr_preflight_config *cfg, gang_rt *g,
+                       gr_preflight_gang_ops *ops, gr_err *err)
+{
+    if (!casync_wanted(cfg))
+        return GR_OK;
+    gr_buf sel = GR_BUF_INIT(64 * 1024);
+    int rc = GR_OK;
+    if (cfg->publish.namespace_selector)
+        rc = gr_casync_selector_string(cfg->publish.namespace_selector,
+                                       "healthPublish.namespaceSelector", &sel, err);
+    else
+        rc = gr_buf_puts(&sel, GR_CASYNC_DEFAULT_NS_SELECTOR);
+    if (rc == GR_OK)
+        rc = open_client(o, g, err);
+    if (rc == GR_OK) {
+        gr_casync_opts co = {
+            .client = g->kc, .ca_file = cfg->publish.ca_file, .ns_selector = gr_buf_cstr(&sel)};
+        if ((rc = gr_casync_new(&co, &g->ca, err)) == GR_OK)
+            rc = gr_casync_start(g->ca, err);
+    }
+    gr_buf_free(&sel);
+    if (rc != GR_OK)
+        return rc;
+    g->inner = *ops;
+    *ops = (gr_preflight_gang_ops){
+        .resolve = hooks_resolve, .admitted = hooks_admitted, .injected = hooks_injected, .ud = g};
     return GR_OK;
 }
 
@@ -447,13 +538,15 @@ static int cmd_serve(int argc, char **argv)
     gr_preflight_gang_ops gang;
     gr_preflight_server *srv = NULL;
     if (pick_gang_resolver(&o, cfg, &g, &gang, &err) != GR_OK ||
+        casync_open(&o, cfg, &g, &gang, &err) != GR_OK ||
         gr_preflight_server_start(&o.srv, cfg, &gang, &srv, &err) != GR_OK) {
         status = fatal(err.msg);
         goto out;
     }
     gr_log(GR_LOG_INFO, MOD, "serving", GR_KV_INT("port", gr_preflight_server_port(srv)),
            GR_KV_STR("certDir", o.srv.cert_dir), GR_KV_INT("checks", (long long)cfg->n_checks),
-           GR_KV_BOOL("gangCoordination", cfg->gang.enabled), GR_KV_END);
+           GR_KV_BOOL("gangCoordination", cfg->gang.enabled),
+           GR_KV_BOOL("caBundleSync", g.ca != NULL), GR_KV_END);
     for (;;) {
         struct timespec tick = {1, 0};
         int sig = sigtimedwait(&set, NULL, &tick);
@@ -471,6 +564,13 @@ static int cmd_serve(int argc, char **argv)
     }
     gr_preflight_server_drain(srv, 5000);
     gr_preflight_server_stop(srv);
+    if (g.ca) {
+        gr_casync_stats cs;
+        gr_casync_stop(g.ca);
+        gr_casync_stats_get(g.ca, &cs);
+        gr_log(GR_LOG_INFO, MOD, "CA bundle sync stopped", GR_KV_INT("created", cs.created),
+               GR_KV_INT("updated", cs.updated), GR_KV_INT("failures", cs.failures), GR_KV_END);
+    }
     if (g.svc) {
         gr_gang_stats st;
         gr_gang_service_stats(g.svc, &st);
@@ -541,6 +641,17 @@ static int cmd_check_config(int argc, char **argv)
     if (load_config(config, &cfg, &err) != GR_OK) {
         fprintf(stderr, "gpuready-preflight: invalid config: %s\n", err.msg);
         return 1;
+    }
+    if (casync_wanted(cfg) && cfg->publish.namespace_selector) {
+        gr_buf sel = GR_BUF_INIT(64 * 1024);
+        int rc = gr_casync_selector_string(cfg->publish.namespace_selector,
+                                           "healthPublish.namespaceSelector", &sel, &err);
+        gr_buf_free(&sel);
+        if (rc != GR_OK) {
+            fprintf(stderr, "gpuready-preflight: invalid config: %s\n", err.msg);
+            gr_preflight_config_free(cfg);
+            return 1;
+        }
     }
     printf("config ok: %zu checks, gang coordination %s\n", cfg->n_checks,
            cfg->gang.enabled ? "on" : "off");

@@ -273,6 +273,23 @@ cmd_assert() {
   eq PF-166 "$(cfg '.healthPublish.target')" "platform-connector-deployment.$NS.svc.cluster.local:50051" "health publish target"
   eq PF-168 "$(cfg '.healthPublish.insecure')" false "TLS by default"
   eq PF-162 "$(q "$(obj ConfigMap preflight) | .metadata.name")" preflight "renders with hostNetworkWorkloads: true"
+  # CA bundle sync (src/casync): the CA Secret mounted into the webhook, its
+  # path in healthPublish.caFile, the webhook's namespaceSelector, RBAC.
+  local dep; dep=$(obj Deployment preflight)
+  eq PF-171 "$(q "$dep | .spec.template.spec.volumes[] | select(.name == \"platform-connector-ca\") | \"\(.secret.secretName) \(.secret.items[0].key)=\(.secret.items[0].path)\"")" \
+    "platform-connector-deployment-ca ca.crt=ca.crt" "CA Secret volume"
+  eq PF-171 "$(q "$dep | .spec.template.spec.containers[0].volumeMounts[] | select(.name == \"platform-connector-ca\") | .mountPath")" \
+    /etc/preflight-ca "CA Secret mount"
+  eq PF-174 "$(cfg '.healthPublish.caFile')" /etc/preflight-ca/ca.crt healthPublish.caFile
+  eq PF-173 "$(cfg '.healthPublish.namespaceSelector | tojson')" "$(q "$mwc | .webhooks[0].namespaceSelector | tojson")" \
+    "CA sync namespaces = the webhook's namespaceSelector"
+  eq PF-172 "$(q "$(obj ClusterRole nvsentinel-preflight) | [.rules[] | select(.resources | index(\"configmaps\")) | .verbs | (index(\"create\") != null and index(\"update\") != null and index(\"list\") != null)] | any")" \
+    true "configmaps create/update/list"
+  eq PF-173 "$(q "$(obj ClusterRole nvsentinel-preflight) | [.rules[] | select(.resources | index(\"namespaces\")) | .verbs | (index(\"list\") != null and index(\"watch\") != null)] | any")" \
+    true "namespaces list/watch"
+  load default
+  eq PF-171 "$(cfg '.healthPublish.caFile // "none"')" none "no CA sync with publishTo: socket"
+  eq PF-171 "$(q "[$(obj Deployment preflight) | .spec.template.spec.volumes[] | select(.name == \"platform-connector-ca\")] | length")" 0 "no CA mount with publishTo: socket"
   # --- webhook TLS variants
   load existing-issuer
   eq PF-208 "$(q '[.[] | select(.kind == "Issuer" or (.kind == "Certificate" and .spec.isCA == true))] | length')" 0 "no CA created"

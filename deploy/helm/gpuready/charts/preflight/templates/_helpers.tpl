@@ -113,6 +113,10 @@ Call with (dict "image" $img "ctx" $ "field" "initContainers[0].image").
 {{- if and (eq $pub "deployment") (ne $auth "true") -}}
 {{- fail "preflight.publishTo: deployment needs platform-connector auth: set global.platformConnectorAuth.enabled: true, or use preflight.publishTo: socket" -}}
 {{- end -}}
+{{- $hpv := $v.healthPublish | default dict -}}
+{{- if and (eq $pub "deployment") (ne (toString $hpv.insecure) "true") (not $hpv.caSecretName) -}}
+{{- fail "preflight.healthPublish.caSecretName must name the Secret (in the release namespace) that holds the CA of the deployment platform connector under ca.crt, e.g. the Secret of its cert-manager Certificate, when preflight.publishTo is deployment; the webhook copies it into ConfigMap nvsentinel-platform-connector-ca of every injected namespace (or set preflight.healthPublish.insecure: true on test clusters)" -}}
+{{- end -}}
 {{- if not (kindIs "bool" $v.hostNetworkWorkloads) -}}
 {{- fail (printf "preflight.hostNetworkWorkloads must be true or false, got %v" $v.hostNetworkWorkloads) -}}
 {{- end -}}
@@ -191,6 +195,15 @@ same-named entries), chart-only keys removed. Output: JSON list.
 {{- toJson $out -}}
 {{- end -}}
 
+{{/* "true" when the webhook runs the CA bundle sync (publishTo: deployment
+without healthPublish.insecure): it mounts healthPublish.caSecretName at
+/etc/preflight-ca and copies ca.crt into every injected namespace
+(PF-171..PF-174). */}}
+{{- define "preflight.caSync" -}}
+{{- $hp := .Values.healthPublish | default dict -}}
+{{- and (eq (toString .Values.publishTo) "deployment") (ne (toString $hp.insecure) "true") -}}
+{{- end -}}
+
 {{/* The health-publish target for publishTo: deployment. */}}
 {{- define "preflight.healthPublishTarget" -}}
 {{- $hp := .Values.healthPublish | default dict -}}
@@ -219,7 +232,12 @@ same-named entries), chart-only keys removed. Output: JSON list.
 {{- $_ := set $cfg "publishTo" $pub -}}
 {{- if eq $pub "deployment" -}}
 {{- $hp := $v.healthPublish | default dict -}}
-{{- $_ := set $cfg "healthPublish" (dict "target" (include "preflight.healthPublishTarget" .) "insecure" (eq (toString $hp.insecure) "true")) -}}
+{{- $hpc := dict "target" (include "preflight.healthPublishTarget" .) "insecure" (eq (toString $hp.insecure) "true") -}}
+{{- if ne (toString $hp.insecure) "true" -}}
+{{- $_ := set $hpc "caFile" "/etc/preflight-ca/ca.crt" -}}
+{{- $_ := set $hpc "namespaceSelector" ($v.namespaceSelector | default dict) -}}
+{{- end -}}
+{{- $_ := set $cfg "healthPublish" $hpc -}}
 {{- end -}}
 {{- $_ := set $cfg "gangDiscovery" ($v.gangDiscovery | default dict) -}}
 {{- $gc := deepCopy ($v.gangCoordination | default dict) -}}

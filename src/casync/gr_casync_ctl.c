@@ -1,0 +1,587 @@
+/* gr_casync_ctl.c — the CA bundle sync controller on the kube client (see
+ * gr_casync.h): admission-time ensure, a namespace informer + work queue for
+ * labelled namespaces, and the ticker that follows CA rotations. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gr_casync.h"
+#include "gr_kube_informer.h"
+#include "gr_kube_queue.h"
+#include "gr_log.h"
+
+#define MOD "casync"
+
+/* Namespaces whose copy this process verified for the current CA: bounded so
+ * a cluster with very many namespaces costs at most this many names. */
+#define CACHE_MAX 65536
+
+typedef struct strset {
+    char **v;
+    size_t n, cap;
+} strset;
+
+struct gr_casync {
+    gr_kube_client *kc;
+    char *ca_file;
+    char *ns_selector;
+    int64_t tick_ns;
+    int workers;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* CLOCK_MONOTONIC; signalled on stop */
+    char *ca;          /* current CA text (owned) */
+    uint64_t gen;      /* bumped on every CA change */
+    strset ok;         /* namespaces verified for `gen` */
+    strset failed;     /* namespaces to retry on the next tick */
+    gr_casync_stats st;
+    bool stopping;
+
+    gr_kube_informer *inf;
+    gr_kube_queue *q;
+    gr_kube_controller *ctl;
+    pthread_t ticker;
+    bool ticker_started;
+};
+
+/* ------------------------------------------------------------- sets */
+
+static bool set_has(const strset *s, const char *v)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->v[i], v) == 0)
+            return true;
+    return false;
+}
+
+static void set_add(strset *s, const char *v)
+{
+    if (set_has(s, v) || s->n >= CACHE_MAX)
+        return;
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 16;
+        char **nv = realloc(s->v, nc * sizeof *nv);
+        if (!nv)
+            return; /* a cache: losing an entry costs one more API call */
+        s->v = nv;
+        s->cap = nc;
+    }
+    char *d = strdup(v);
+    if (d)
+        s->v[s->n++] = d;
+}
+
+static void set_del(strset *s, const char *v)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->v[i], v) == 0) {
+            free(s->v[i]);
+            s->v[i] = s->v[--s->n];
+            return;
+        }
+}
+
+static void set_clear(strset *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i]);
+    s->n = 0;
+}
+
+static void set_free(strset *s)
+{
+    set_clear(s);
+    free(s->v);
+    s->v = NULL;
+    s->cap = 0;
+}
+
+/* -------------------------------------------------------------- CA */
+
+static int read_ca(const char *path, gr_buf *out, gr_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return gr_err_set(err, GR_EIO,
+                          "healthPublish.caFile: %s: %s; mount the CA Secret of the deployment "
+                          "platform connector there",
+                          path, strerror(errno));
+    char chunk[16384];
+    int rc = GR_OK;
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = gr_err_set(err, GR_EIO, "healthPublish.caFile: %s: %s", path, strerror(errno));
+            break;
+        }
+        if (n == 0)
+            break;
+        if (gr_buf_append(out, chunk, (size_t)n) != GR_OK) {
+            rc = gr_err_set(err, GR_ETOOBIG,
+                            "healthPublish.caFile: %s: larger than %zu bytes (a ConfigMap "
+                            "holds at most 1 MiB)",
+                            path, GR_CASYNC_CA_MAX);
+            break;
+        }
+    }
+    close(fd);
+    if (rc == GR_OK && (rc = gr_casync_validate_ca(gr_buf_cstr(out), out->len, path, err)) != GR_OK)
+        gr_err_prefix(err, "healthPublish.caFile: ");
+    return rc;
+}
+
+/* Re-read the CA file; *changed when the bytes differ from the current CA. */
+static int reload_ca(gr_casync *s, bool *changed, gr_err *err)
+{
+    gr_buf b = GR_BUF_INIT(GR_CASYNC_CA_MAX);
+    int rc = read_ca(s->ca_file, &b, err);
+    *changed = false;
+    if (rc != GR_OK) {
+        gr_buf_free(&b);
+        return rc;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (!s->ca || strcmp(s->ca, gr_buf_cstr(&b)) != 0) {
+        char *nc = gr_buf_steal(&b, NULL);
+        if (!nc) {
+            pthread_mutex_unlock(&s->mu);
+            gr_buf_free(&b);
+            return gr_err_set(err, GR_ENOMEM, "out of memory");
+        }
+        free(s->ca);
+        s->ca = nc;
+        s->gen++;
+        s->st.ca_loads++;
+        set_clear(&s->ok);
+        *changed = true;
+    }
+    pthread_mutex_unlock(&s->mu);
+    gr_buf_free(&b);
+    return GR_OK;
+}
+
+/* A private copy of the current CA and its generation. */
+static char *current_ca(gr_casync *s, uint64_t *gen)
+{
+    pthread_mutex_lock(&s->mu);
+    char *ca = s->ca ? strdup(s->ca) : NULL;
+    *gen = s->gen;
+    pthread_mutex_unlock(&s->mu);
+    return ca;
+}
+
+/* ------------------------------------------------------------ writes */
+
+static void count(gr_casync *s, uint64_t *field)
+{
+    pthread_mutex_lock(&s->mu);
+    (*field)++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Rewrite `cm` (as read) into the desired copy and PUT it (compare-and-swap
+ * on its resourceVersion). */
+static int rewrite(gr_casync *s, json_t *cm, const char *ns, const char *ca, gr_err *err)
+{
+    int rc = gr_casync_make_desired(cm, ca, err);
+    if (rc != GR_OK)
+        return rc;
+    json_object_set_new(cm, "apiVersion", json_string("v1"));
+    json_object_set_new(cm, "kind", json_string("ConfigMap"));
+    gr_kube_status st;
+    rc = gr_kube_update(s->kc, &GR_KUBE_CONFIGMAPS, ns, cm, NULL, NULL, &st, err);
+    if (rc == GR_OK) {
+        count(s, &s->st.updated);
+        gr_log(GR_LOG_INFO, MOD, "updated CA bundle ConfigMap", GR_KV_STR("namespace", ns),
+               GR_KV_STR("configMap", GR_CASYNC_CM_NAME), GR_KV_END);
+    }
+    return rc;
+}
+
+/* Ensure(ns): get → create → on AlreadyExists re-get → update when data or
+ * labels differ. *gone is set when the namespace does not exist. */
+static int ensure_api(gr_casync *s, const char *ns, const char *ca, bool *gone, gr_err *err)
+{
+    *gone = false;
+    count(s, &s->st.ensures);
+    json_t *cm = NULL;
+    gr_kube_status st;
+    int rc = gr_kube_get(s->kc, &GR_KUBE_CONFIGMAPS, ns, GR_CASYNC_CM_NAME, NULL, &cm, &st, err);
+    if (rc == GR_ENOTFOUND) {
+        json_t *want = gr_casync_desired(ns, ca);
+        if (!want)
+            return gr_err_set(err, GR_ENOMEM, "out of memory");
+        rc = gr_kube_create(s->kc, &GR_KUBE_CONFIGMAPS, ns, want, NULL, NULL, &st, err);
+        json_decref(want);
+        if (rc == GR_OK) {
+            count(s, &s->st.created);
+            gr_log(GR_LOG_INFO, MOD, "created CA bundle ConfigMap", GR_KV_STR("namespace", ns),
+                   GR_KV_STR("configMap", GR_CASYNC_CM_NAME), GR_KV_END);
+            return GR_OK;
+        }
+        if (rc == GR_ENOTFOUND) { /* the namespace itself is gone */
+            *gone = true;
+            return rc;
+        }
+        if (!(rc == GR_ECONFLICT && st.reason == GR_KUBE_REASON_ALREADY_EXISTS))
+            return rc;
+        rc = gr_kube_get(s->kc, &GR_KUBE_CONFIGMAPS, ns, GR_CASYNC_CM_NAME, NULL, &cm, &st, err);
+    }
+    if (rc != GR_OK)
+        return rc;
+    if (gr_casync_needs_update(cm, ca))
+        rc = rewrite(s, cm, ns, ca, err);
+    json_decref(cm);
+    return rc;
+}
+
+/* Ensure with the cache; on failure remember ns for the next tick. */
+static int ensure_ns(gr_casync *s, const char *ns, bool use_cache, bool *gone, gr_err *err)
+{
+    *gone = false;
+    uint64_t gen;
+    pthread_mutex_lock(&s->mu);
+    if (use_cache && set_has(&s->ok, ns)) {
+        s->st.cache_hits++;
+        pthread_mutex_unlock(&s->mu);
+        return GR_OK;
+    }
+    pthread_mutex_unlock(&s->mu);
+    char *ca = current_ca(s, &gen);
+    if (!ca)
+        return gr_err_set(err, GR_ENOMEM, "out of memory");
+    int rc = ensure_api(s, ns, ca, gone, err);
+    free(ca);
+    pthread_mutex_lock(&s->mu);
+    if (rc == GR_OK) {
+        set_del(&s->failed, ns);
+        if (gen == s->gen)
+            set_add(&s->ok, ns);
+    } else {
+        s->st.failures++;
+        set_del(&s->ok, ns);
+        if (*gone)
+            set_del(&s->failed, ns);
+        else
+            set_add(&s->failed, ns);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (rc != GR_OK)
+        gr_err_prefix(err, "namespace %s: ConfigMap %s: ", ns, GR_CASYNC_CM_NAME);
+    return rc;
+}
+
+int gr_casync_ensure(gr_casync *s, const char *ns, gr_err *err)
+{
+    if (!ns || !*ns)
+        return gr_err_set(err, GR_EINVAL, "namespace: must be set");
+    bool gone;
+    int rc = ensure_ns(s, ns, true, &gone, err);
+    if (rc != GR_OK && !gone && s->q)
+        gr_kube_queue_add_rate_limited(s->q, ns);
+    return rc;
+}
+
+/* ------------------------------------------------------------- tick */
+
+static bool namespace_listed(const json_t *nsset, const char *ns)
+{
+    return json_object_get(nsset, ns) != NULL;
+}
+
+int gr_casync_tick(gr_casync *s, gr_err *err)
+{
+    gr_err e;
+    int first = GR_OK;
+    bool changed = false;
+    count(s, &s->st.ticks);
+    int rc = reload_ca(s, &changed, &e);
+    if (rc != GR_OK) {
+        count(s, &s->st.ca_errors);
+        gr_log(GR_LOG_ERROR, MOD, "CA bundle not synced; keeping every copy as it is",
+               GR_KV_STR("caFile", s->ca_file), GR_KV_STR("error", e.msg), GR_KV_END);
+        if (err)
+            *err = e;
+        return rc;
+    }
+    if (changed)
+        gr_log(GR_LOG_INFO, MOD, "CA bundle changed; rewriting every copy",
+               GR_KV_STR("caFile", s->ca_file), GR_KV_END);
+    uint64_t gen;
+    char *ca = current_ca(s, &gen);
+    json_t *seen = json_object();
+    if (!ca || !seen) {
+        free(ca);
+        json_decref(seen);
+        return gr_err_set(err, GR_ENOMEM, "out of memory");
+    }
+    /* Every labelled copy, cluster-wide (PF-174). */
+    gr_kube_opts lo = {.label_selector = GR_CASYNC_COPY_SELECTOR};
+    json_t *list = NULL;
+    rc = gr_kube_list_all(s->kc, &GR_KUBE_CONFIGMAPS, NULL, &lo, &list, NULL, &e);
+    if (rc != GR_OK) {
+        gr_log(GR_LOG_WARN, MOD, "listing CA bundle copies failed", GR_KV_STR("error", e.msg),
+               GR_KV_END);
+        if (err)
+            *err = e;
+        first = rc;
+    } else {
+        size_t i;
+        json_t *cm;
+        json_array_foreach(json_object_get(list, "items"), i, cm)
+        {
+            const char *ns = gr_kube_obj_meta(cm, "namespace");
+            const char *name = gr_kube_obj_meta(cm, "name");
+            if (!ns || !name || strcmp(name, GR_CASYNC_CM_NAME) != 0)
+                continue;
+            json_object_set_new(seen, ns, json_true());
+            if (!gr_casync_needs_update(cm, ca))
+                continue;
+            if ((rc = rewrite(s, cm, ns, ca, &e)) != GR_OK) {
+                gr_log(GR_LOG_WARN, MOD, "updating CA bundle copy failed; retrying next tick",
+                       GR_KV_STR("namespace", ns), GR_KV_STR("error", e.msg), GR_KV_END);
+                pthread_mutex_lock(&s->mu);
+                s->st.failures++;
+                set_add(&s->failed, ns);
+                set_del(&s->ok, ns);
+                pthread_mutex_unlock(&s->mu);
+                if (first == GR_OK && err)
+                    *err = e;
+                if (first == GR_OK)
+                    first = rc;
+            }
+        }
+    }
+    json_decref(list);
+    /* Namespaces to ensure: the failed ones, and (when the list worked)
+     * every selected namespace without a labelled copy. */
+    json_t *todo = json_object();
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; todo && i < s->failed.n; i++)
+        json_object_set_new(todo, s->failed.v[i], json_true());
+    pthread_mutex_unlock(&s->mu);
+    if (todo && s->inf && first == GR_OK) {
+        json_t *keys = NULL;
+        if (gr_kube_store_keys(gr_kube_informer_store(s->inf), &keys, NULL) == GR_OK) {
+            size_t i;
+            json_t *k;
+            json_array_foreach(keys, i, k)
+            {
+                const char *ns = json_string_value(k);
+                if (ns && !namespace_listed(seen, ns)) {
+                    pthread_mutex_lock(&s->mu);
+                    set_del(&s->ok, ns); /* deleted or unlabelled by someone */
+                    pthread_mutex_unlock(&s->mu);
+                    json_object_set_new(todo, ns, json_true());
+                }
+            }
+        }
+        json_decref(keys);
+    }
+    const char *ns;
+    json_t *v;
+    json_object_foreach(todo, ns, v)
+    {
+        bool gone;
+        if ((rc = ensure_ns(s, ns, false, &gone, &e)) != GR_OK && !gone) {
+            gr_log(GR_LOG_WARN, MOD, "ensuring CA bundle failed; retrying next tick",
+                   GR_KV_STR("namespace", ns), GR_KV_STR("error", e.msg), GR_KV_END);
+            if (first == GR_OK && err)
+                *err = e;
+            if (first == GR_OK)
+                first = rc;
+        }
+    }
+    json_decref(todo);
+    json_decref(seen);
+    free(ca);
+    return first;
+}
+
+/* ------------------------------------------------------ controller */
+
+static int reconcile(void *ctx, const char *key, int64_t *requeue_after_ns, gr_err *err)
+{
+    (void)requeue_after_ns;
+    gr_casync *s = ctx;
+    bool gone;
+    int rc = ensure_ns(s, key, true, &gone, err);
+    return gone ? GR_OK : rc;
+}
+
+static void on_add(void *ctx, const json_t *obj)
+{
+    gr_casync *s = ctx;
+    const char *name = gr_kube_obj_meta(obj, "name");
+    if (name)
+        gr_kube_queue_add(s->q, name);
+}
+
+static void on_update(void *ctx, const json_t *old_obj, const json_t *new_obj)
+{
+    (void)old_obj;
+    on_add(ctx, new_obj);
+}
+
+static void on_delete(void *ctx, const json_t *obj)
+{
+    gr_casync *s = ctx;
+    const char *name = gr_kube_obj_meta(obj, "name");
+    if (!name)
+        return;
+    gr_kube_queue_forget(s->q, name);
+    pthread_mutex_lock(&s->mu);
+    set_del(&s->ok, name);
+    set_del(&s->failed, name);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static int trim_ns(json_t **obj, void *ctx)
+{
+    (void)ctx;
+    static const char *const keep[] = {"/metadata/name", "/metadata/resourceVersion",
+                                       "/metadata/uid"};
+    json_t *t = gr_kube_project(*obj, keep, 3);
+    if (!t)
+        return GR_ENOMEM;
+    json_decref(*obj);
+    *obj = t;
+    return GR_OK;
+}
+
+static void *ticker_main(void *arg)
+{
+    gr_casync *s = arg;
+    for (;;) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t dl =
+            gr_casync_next_tick((int64_t)now.tv_sec * 1000000000 + now.tv_nsec, s->tick_ns);
+        struct timespec ts = {.tv_sec = dl / 1000000000, .tv_nsec = dl % 1000000000};
+        pthread_mutex_lock(&s->mu);
+        while (!s->stopping) {
+            if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT)
+                break;
+        }
+        bool stop = s->stopping;
+        pthread_mutex_unlock(&s->mu);
+        if (stop)
+            break;
+        gr_casync_tick(s, NULL); /* logs its own errors */
+    }
+    return NULL;
+}
+
+int gr_casync_new(const gr_casync_opts *o, gr_casync **out, gr_err *err)
+{
+    *out = NULL;
+    if (!o || !o->client)
+        return gr_err_set(err, GR_EINVAL, "CA bundle sync: a Kubernetes client is required");
+    gr_casync *s = calloc(1, sizeof *s);
+    if (!s)
+        return gr_err_set(err, GR_ENOMEM, "out of memory");
+    s->kc = o->client;
+    s->ca_file = strdup(o->ca_file && *o->ca_file ? o->ca_file : GR_CASYNC_DEFAULT_CA_FILE);
+    s->ns_selector = strdup(o->ns_selector ? o->ns_selector : GR_CASYNC_DEFAULT_NS_SELECTOR);
+    s->tick_ns = o->tick_ns > 0 ? o->tick_ns : GR_CASYNC_DEFAULT_TICK_NS;
+    s->workers = o->workers > 0 ? o->workers : 2;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (!s->ca_file || !s->ns_selector) {
+        gr_casync_free(s);
+        return gr_err_set(err, GR_ENOMEM, "out of memory");
+    }
+    bool changed;
+    int rc = reload_ca(s, &changed, err);
+    if (rc != GR_OK) {
+        gr_casync_free(s);
+        return rc;
+    }
+    *out = s;
+    return GR_OK;
+}
+
+int gr_casync_start(gr_casync *s, gr_err *err)
+{
+    int rc;
+    if (s->q)
+        return gr_err_set(err, GR_ESTATE, "CA bundle sync: already started");
+    if ((rc = gr_kube_queue_new(NULL, &s->q, err)) != GR_OK ||
+        (rc = gr_kube_controller_start("casync", s->q, s->workers, reconcile, s, &s->ctl, err)) !=
+            GR_OK)
+        return rc;
+    gr_kube_informer_opts io = {0};
+    io.gvr = GR_KUBE_NAMESPACES;
+    io.label_selector = *s->ns_selector ? s->ns_selector : NULL;
+    io.transform = trim_ns;
+    io.handlers = (gr_kube_handlers){on_add, on_update, on_delete, s};
+    if ((rc = gr_kube_informer_new(s->kc, &io, &s->inf, err)) != GR_OK ||
+        (rc = gr_kube_informer_start(s->inf, err)) != GR_OK)
+        return rc;
+    if (pthread_create(&s->ticker, NULL, ticker_main, s) != 0)
+        return gr_err_set(err, GR_EIO, "CA bundle sync: cannot start the ticker thread");
+    s->ticker_started = true;
+    gr_log(GR_LOG_INFO, MOD, "CA bundle sync started", GR_KV_STR("caFile", s->ca_file),
+           GR_KV_STR("namespaceSelector", s->ns_selector),
+           GR_KV_INT("tickMs", s->tick_ns / 1000000), GR_KV_END);
+    return GR_OK;
+}
+
+void gr_casync_stop(gr_casync *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->stopping = true;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    if (s->ticker_started) {
+        pthread_join(s->ticker, NULL);
+        s->ticker_started = false;
+    }
+    if (s->inf) {
+        gr_kube_informer_stop(s->inf);
+        gr_kube_informer_free(s->inf);
+        s->inf = NULL;
+    }
+    if (s->ctl) {
+        gr_kube_controller_stop(s->ctl);
+        s->ctl = NULL;
+    }
+    if (s->q) {
+        gr_kube_queue_free(s->q);
+        s->q = NULL;
+    }
+}
+
+void gr_casync_free(gr_casync *s)
+{
+    if (!s)
+        return;
+    gr_casync_stop(s);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    set_free(&s->ok);
+    set_free(&s->failed);
+    free(s->ca);
+    free(s->ca_file);
+    free(s->ns_selector);
+    free(s);
+}
+
+void gr_casync_stats_get(gr_casync *s, gr_casync_stats *out)
+{
+    pthread_mutex_lock(&s->mu);
+    *out = s->st;
+    pthread_mutex_unlock(&s->mu);
+}
