@@ -48,6 +48,19 @@ static size_t depth_of(const json_t *v, size_t limit)
     return 0;
 }
 
+bool gr_json_load_error_is_nomem(const json_error_t *je)
+{
+    if (json_error_code(je) == json_error_out_of_memory || je->text[0] == '\0')
+        return true; /* a failure without a message is a failed allocation */
+    /* A string token whose copy could not be allocated becomes an invalid
+     * token; a genuinely bad string reports its own message first (jansson
+     * keeps the first error), so these two are ENOMEM (found by
+     * test/base/oom_base.c). */
+    return json_error_code(je) == json_error_invalid_syntax &&
+           (strncmp(je->text, "invalid token near '\"", 21) == 0 ||
+            strncmp(je->text, "string or '}' expected near '\"", 30) == 0);
+}
+
 int gr_json_parse(const char *buf, size_t len, size_t max_len, const char *name, json_t **out,
                   gr_err *err)
 {
@@ -63,7 +76,7 @@ int gr_json_parse(const char *buf, size_t len, size_t max_len, const char *name,
     json_t *v = json_loadb(len ? buf : "", len,
                            JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
     if (!v) {
-        if (json_error_code(&je) == json_error_out_of_memory)
+        if (gr_json_load_error_is_nomem(&je))
             return gr_err_set(err, GR_ENOMEM, "%s: out of memory", name);
         return gr_err_set(err, GR_EPARSE, "%s:%d:%d: %s", name, je.line, je.column, je.text);
     }

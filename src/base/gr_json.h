@@ -46,6 +46,12 @@
 int gr_json_parse(const char *buf, size_t len, size_t max_len, const char *name, json_t **out,
                   gr_err *err);
 
+/* Whether a failed jansson load (json_loadb() & co.) ran out of memory.
+ * jansson 2.14 reports most allocation failures in its parser as syntax
+ * errors ("invalid token near '\"key\"'", or an empty text) instead of
+ * json_error_out_of_memory; this recognises those too. */
+bool gr_json_load_error_is_nomem(const json_error_t *je);
+
 /* Append the compact serialisation of `v` (jansson `flags`, e.g.
  * JSON_COMPACT | JSON_SORT_KEYS; JSON_ENCODE_ANY is always added) to `out`,
  * respecting its cap. GR_ETOOBIG / GR_ENOMEM; on error `out` keeps its

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -81,6 +82,55 @@ static void format_time(char *out, size_t n)
     snprintf(out, n, "%s.%03ldZ", base, ts.tv_nsec / 1000000L);
 }
 
+/* `s` with every byte that is not part of valid UTF-8 replaced by U+FFFD, as
+ * Go's slog writes it. json_stringn_nocheck() used to keep the raw bytes, but
+ * json_dumps() then refuses the whole object and the line was lost (found
+ * by test/base/oom_base.c). NULL on ENOMEM. */
+static json_t *utf8_lossy(const char *s)
+{
+    size_t n = strlen(s);
+    if (n > SIZE_MAX / 3 - 1)
+        return NULL;
+    char *o = malloc(n * 3 + 1);
+    if (!o)
+        return NULL;
+    size_t j = 0;
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t k = 0;
+        unsigned char b = u[i];
+        unsigned lo = 0x80, hi = 0xBF;
+        if (b < 0x80)
+            k = 1;
+        else if (b >= 0xC2 && b <= 0xDF)
+            k = 2;
+        else if (b >= 0xE0 && b <= 0xEF) {
+            k = 3;
+            lo = b == 0xE0 ? 0xA0 : 0x80;
+            hi = b == 0xED ? 0x9F : 0xBF;
+        } else if (b >= 0xF0 && b <= 0xF4) {
+            k = 4;
+            lo = b == 0xF0 ? 0x90 : 0x80;
+            hi = b == 0xF4 ? 0x8F : 0xBF;
+        }
+        bool ok = k > 0 && i + k <= n && (k == 1 || (u[i + 1] >= lo && u[i + 1] <= hi));
+        for (size_t x = 2; ok && x < k; x++)
+            ok = (u[i + x] & 0xC0) == 0x80;
+        if (ok) {
+            memcpy(o + j, s + i, k);
+            j += k;
+            i += k;
+        } else {
+            memcpy(o + j, "\xef\xbf\xbd", 3);
+            j += 3;
+            i++;
+        }
+    }
+    json_t *v = json_stringn(o, j);
+    free(o);
+    return v;
+}
+
 void gr_log(gr_log_level level, const char *module, const char *msg, ...)
 {
     if (!gr_log_enabled(level))
@@ -109,8 +159,8 @@ void gr_log(gr_log_level level, const char *module, const char *msg, ...)
         case GR_KVT_STR: {
             const char *s = va_arg(ap, const char *);
             v = s ? json_string(s) : json_null();
-            if (s && !v) /* not UTF-8: keep the bytes readable */
-                v = json_stringn_nocheck(s, strlen(s));
+            if (s && !v) /* not UTF-8 (or ENOMEM): keep the bytes readable */
+                v = utf8_lossy(s);
             break;
         }
         case GR_KVT_INT:

@@ -24,6 +24,7 @@
 #include <libfyaml.h>
 
 #include "gr_buf.h"
+#include "gr_json.h"
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
 
@@ -923,7 +924,7 @@ static int load_json_stream(yctx *c, const char *buf, size_t len, json_t *docs)
             if (json_error_code(&je) == json_error_stack_overflow)
                 rc = yfail(c, GR_ETOOBIG, c->last, "nesting deeper than %d levels",
                            GR_YAML_MAX_DEPTH);
-            else if (json_error_code(&je) == json_error_out_of_memory)
+            else if (gr_json_load_error_is_nomem(&je))
                 rc = yfail(c, GR_ENOMEM, c->last, "out of memory");
             goto out;
         }

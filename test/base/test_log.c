@@ -91,6 +91,29 @@ static void test_slog_order(void **state)
     assert_non_null(strstr(buf, "\"module\":\"preflight\""));
 }
 
+static void emit_bad_utf8(void)
+{
+    gr_log(GR_LOG_INFO, "x", "m",
+           GR_KV_STR("v", "a\xff\xfe"
+                          "b"),
+           GR_KV_END);
+}
+
+/* A value that is not UTF-8 still yields a line; bad bytes become U+FFFD. */
+static void test_invalid_utf8_value(void **state)
+{
+    (void)state;
+    gr_log_set_level(GR_LOG_INFO);
+    json_t *o = capture(emit_bad_utf8);
+    assert_non_null(o);
+    const char *v = json_string_value(json_object_get(o, "v"));
+    assert_non_null(v);
+    assert_non_null(strstr(v, "\xef\xbf\xbd"));
+    assert_int_equal(v[0], 'a');
+    assert_int_equal(v[strlen(v) - 1], 'b');
+    json_decref(o);
+}
+
 static void test_level_filter(void **state)
 {
     (void)state;
@@ -121,9 +144,8 @@ static void test_env_level(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_line_shape),
-        cmocka_unit_test(test_slog_order),
-        cmocka_unit_test(test_level_filter),
+        cmocka_unit_test(test_line_shape),         cmocka_unit_test(test_slog_order),
+        cmocka_unit_test(test_invalid_utf8_value), cmocka_unit_test(test_level_filter),
         cmocka_unit_test(test_env_level),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
