@@ -4,7 +4,7 @@
 # image layouts. Helm itself is built from tools/helm by scripts/build-k8s.
 # Idempotent; silent when everything is installed.
 set -euo pipefail
-want=(jq yq umoci)
+want=(jq yq umoci skopeo)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
