@@ -26,7 +26,8 @@ promtool_bin() {
         echo "$dir/promtool"
         return 0
     fi
-    go=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+    go=${GO:-/usr/local/go/bin/go}
+    [[ -x $go ]] || go=$(command -v go || true)
     (cd "$ROOT/tools/promtool" && CGO_ENABLED=0 GOFLAGS="-trimpath -buildvcs=false" \
         "$go" build -o "$WORK/promtool" ./cmd/promtool) >>"$WORK/promtool-build.log" 2>&1 || return 1
     echo "$WORK/promtool"
