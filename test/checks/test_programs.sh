@@ -12,7 +12,17 @@ command -v jq >/dev/null || { echo "SKIP: jq not installed (scripts/install-deps
 
 W=$(mktemp -d /tmp/gr-checks-XXXXXX)
 PEER_PID=
-cleanup() { [ -n "$PEER_PID" ] && kill "$PEER_PID" 2>/dev/null; rm -rf "$W"; }
+NETNS=
+cleanup() {
+  [ -n "$PEER_PID" ] && kill "$PEER_PID" 2>/dev/null
+  # The two-namespace case: never leave its netns or veth behind, also when a
+  # check fails or the test is interrupted.
+  if [ -n "$NETNS" ]; then
+    ip link del "grv0-$$" 2>/dev/null
+    ip netns del "$NETNS" 2>/dev/null
+  fi
+  rm -rf "$W"
+}
 trap cleanup EXIT
 FAILS=0
 N=0
@@ -427,6 +437,7 @@ check 'grep -q "has 1 GPUs, rank 0 has 2" $W/m1.log' "the reason reaches node 1"
 CASE="allreduce across two network namespaces"
 if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && ip netns add grchk-$$ 2>/dev/null; then
   NS=grchk-$$
+  NETNS=$NS
   ip link add grv0-$$ type veth peer name grv1-$$ && ip link set grv1-$$ netns $NS &&
   ip addr add 10.231.0.1/24 dev grv0-$$ && ip link set grv0-$$ up &&
   ip -n $NS addr add 10.231.0.2/24 dev grv1-$$ && ip -n $NS link set grv1-$$ up && ip -n $NS link set lo up
@@ -442,7 +453,7 @@ if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && ip netns add grchk-$$ 2>/de
   P1=$!
   wait $P0; R0=$?; wait $P1; R1=$?
   check '[ $R0 = 0 ] && [ $R1 = 0 ] && [ "$(nevents)" = 1 ]' "rc $R0 $R1 $(tail -1 $W/n1.log)"
-  ip link del grv0-$$ 2>/dev/null; ip netns del $NS
+  ip link del grv0-$$ 2>/dev/null; ip netns del $NS && NETNS=
 else
   echo "note: skipped the two-namespace case (needs root and ip netns)"
 fi
