@@ -143,7 +143,9 @@ int gr_cases_node_hash(const char *seed, char out[7], gr_err *err);
  * drops metadata.uid/resourceVersion/creationTimestamp/managedFields/
  * generation/selfLink, deletionTimestamp → "TIME", the annotation
  * node.alpha.kubernetes.io/ttl (kube-controller-manager sets it on Nodes at
- * its own pace), ownerReferences[].uid and every UUID-shaped string → "UID",
+ * its own pace), the Node taints node.kubernetes.io/not-ready and
+ * /unreachable (no kubelet runs; admission and the node lifecycle controller
+ * add and remove them), ownerReferences[].uid and every UUID-shaped string → "UID",
  * every RFC 3339 timestamp string anywhere under status (and event times) →
  * "TIME", and in every string: the case namespace → "NAMESPACE" and
  * node_hash (may be NULL) → "xxxxxx". */

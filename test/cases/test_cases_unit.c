@@ -281,6 +281,21 @@ static void test_sanitize(void **state)
                    "\"deletionTimestamp\":\"TIME\"},\"firstTimestamp\":\"TIME\","
                    "\"reason\":\"Created\"}");
     json_decref(o);
+    /* Nodes: the taints that only reflect the missing kubelet go. */
+    o = parse("{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\",\"annotations\":"
+              "{\"node.alpha.kubernetes.io/ttl\":\"0\"}},\"spec\":{\"taints\":["
+              "{\"key\":\"node.kubernetes.io/not-ready\",\"effect\":\"NoSchedule\"},"
+              "{\"key\":\"gpu\",\"effect\":\"NoSchedule\"},"
+              "{\"key\":\"node.kubernetes.io/unreachable\",\"effect\":\"NoExecute\"}]}}");
+    assert_int_equal(gr_cases_sanitize(o, "ns", NULL, &err), GR_OK);
+    assert_json(o, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"},\"spec\":{\"taints\":"
+                   "[{\"key\":\"gpu\",\"effect\":\"NoSchedule\"}]}}");
+    json_decref(o);
+    o = parse("{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"},\"spec\":{\"taints\":["
+              "{\"key\":\"node.kubernetes.io/not-ready\",\"effect\":\"NoSchedule\"}]}}");
+    assert_int_equal(gr_cases_sanitize(o, "ns", NULL, &err), GR_OK);
+    assert_json(o, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"},\"spec\":{}}");
+    json_decref(o);
     json_t *arr = json_array();
     assert_int_equal(gr_cases_sanitize(arr, "ns", NULL, &err), GR_EINVAL);
     json_decref(arr);
