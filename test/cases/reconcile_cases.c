@@ -261,7 +261,7 @@ static int start_manager(runner *r)
             return -1;
         }
         fmt_str(cmd, sizeof cmd,
-                "exec '%s' --kubeconfig \"$KUBECONFIG\" "
+                "exec '%s' "
                 "--metrics-bind-address 127.0.0.1:$GR_METRICS_PORT "
                 "--health-probe-bind-address 127.0.0.1:$GR_HEALTH_PORT",
                 path);
