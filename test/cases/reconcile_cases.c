@@ -439,11 +439,10 @@ static int ensure_namespace(kcase *k, const char *ns, bool track_it)
     gr_kube_status st;
     int rc = gr_kube_create(k->r->kc, &GR_KUBE_NAMESPACES, NULL, obj, NULL, NULL, &st, &err);
     json_decref(obj);
-    if (rc == GR_ECONFLICT && !track_it)
-        return GR_OK;
+    if (rc == GR_ECONFLICT && track_it)
+        return GR_OK; /* exists already: not ours, never deleted */
     if (rc != GR_OK) {
-        if (rc == GR_ECONFLICT)
-            return GR_OK; /* exists already: not ours, do not delete it */
+        /* The case namespace must be new (its name is random). */
         fail(k, "create namespace %s: %s", ns, err.msg);
         return rc;
     }
@@ -848,9 +847,12 @@ static int wait_for(kcase *k, const char *what, const gr_cases_wait *w)
     const char *ns = ref_ns(k, &m, w->ref.namespace_);
     int64_t deadline = gr_time_mono_ns() + (int64_t)k->cfg.timeout_s * 1000000000LL;
     json_t *last = NULL;
+    char lasterr[GR_ERR_MSG_MAX] = "object not found";
     while (!g_stop) {
         json_t *obj = NULL;
-        if (gr_kube_get(k->r->kc, &g, ns, w->ref.name, NULL, &obj, NULL, &err) == GR_OK) {
+        if (gr_kube_get(k->r->kc, &g, ns, w->ref.name, NULL, &obj, NULL, &err) != GR_OK) {
+            fmt_str(lasterr, sizeof lasterr, "%s", err.msg);
+        } else {
             bool ok = wait_met(w, obj);
             json_decref(last);
             last = obj;
@@ -869,7 +871,7 @@ static int wait_for(kcase *k, const char *what, const gr_cases_wait *w)
          w->ref.kind, w->ref.name, k->cfg.timeout_s, w->condition ? " condition " : " existence",
          w->condition ? w->condition : "", w->reason ? " reason " : "", w->reason ? w->reason : "",
          w->restart_count >= 0 || w->failed_node_count >= 0 ? " (and counts)" : "",
-         last ? (st ? st : "null") : "(object not found)");
+         last ? (st ? st : "null") : lasterr);
     free(st);
     json_decref(last);
     return GR_ETIMEDOUT;

@@ -9,7 +9,8 @@
 # broken:  the deliberately broken cases under test/cases/broken fail, the
 #          runner exits 1, prints a unified diff naming the differing field
 #          (data.mode: "slow" expected, "fast" seen) and says that a mutable
-#          spec field was accepted; the last line is "0 passed, 2 failed".
+#          spec field was accepted, and that a wait timed out (with what it
+#          last saw); the last line is "0 passed, 3 failed".
 # manager: test/cases/with-manager runs with fake_manager.py as the manager
 #          child: input_logs_<pod>.txt reach it and its /metrics reach the
 #          snapshot.
@@ -78,7 +79,9 @@ case $which in
     grep -q '^FAIL spec-mutable-node' "$out" || fail "no FAIL line for spec-mutable-node"
     grep -q 'changing spec.unschedulable of Node/reconcile-cases-mutable-node was accepted' "$out" ||
       fail "verifySpecImmutable did not name the accepted field"
-    [[ $(tail -n 1 "$out") == "0 passed, 2 failed" ]] || fail "last line is '$(tail -n 1 "$out")'"
+    grep -q '^waitFor ConfigMap/never-ready: timed out after 1 s waiting for condition Ready; last status: null$' "$out" ||
+      fail "the timed-out wait does not say what it waited for and saw"
+    [[ $(tail -n 1 "$out") == "0 passed, 3 failed" ]] || fail "last line is '$(tail -n 1 "$out")'"
     ;;
   manager)
     command -v python3 >/dev/null || { echo "SKIPPED: python3 (for fake_manager.py) is missing; scripts/install-deps installs it"; exit 77; }
