@@ -131,6 +131,13 @@ int gr_cases_config_parse(const char *text, size_t len, const char *name, gr_cas
                           gr_err *err);
 void gr_cases_config_free(gr_cases_config *cfg);
 
+/* Whether obj satisfies the wait: status.conditions has an entry of type
+ * w->condition with status "True" (and reason w->reason when set),
+ * status.restartCount >= w->restart_count, len(status.failedNodes) >=
+ * w->failed_node_count (each only when set). With none set: true (the
+ * object exists). */
+bool gr_cases_wait_met(const gr_cases_wait *w, const json_t *obj);
+
 /* "gen-<hash6>-node-NN": hash6 = first 6 hex digits of SHA-256(seed) (the
  * runner's seed is the case namespace, unique per run), NN = index in
  * decimal, at least two digits. out must hold 32 bytes. */

@@ -35,6 +35,37 @@ int gr_cases_node_name(const char *seed, long index, char out[GR_CASES_NODE_NAME
     return GR_OK;
 }
 
+/* ----------------------------------------------------------------- waits */
+
+static bool cond_true(const json_t *obj, const char *type, const char *reason)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c)
+    {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        const char *s = json_string_value(json_object_get(c, "status"));
+        const char *r = json_string_value(json_object_get(c, "reason"));
+        if (t && s && !strcmp(t, type) && !strcmp(s, "True"))
+            return !reason || (r && !strcmp(r, reason));
+    }
+    return false;
+}
+
+bool gr_cases_wait_met(const gr_cases_wait *w, const json_t *obj)
+{
+    const json_t *st = json_object_get(obj, "status");
+    if (w->condition && !cond_true(obj, w->condition, w->reason))
+        return false;
+    if (w->restart_count >= 0 &&
+        json_integer_value(json_object_get(st, "restartCount")) < w->restart_count)
+        return false;
+    if (w->failed_node_count >= 0 &&
+        (long)json_array_size(json_object_get(st, "failedNodes")) < w->failed_node_count)
+        return false;
+    return true;
+}
+
 /* ------------------------------------------------------------ sanitizing */
 
 static bool is_timestamp(const char *s)

@@ -805,35 +805,6 @@ static int create_objects(kcase *k)
 
 /* ---------------------------------------------------------------- waits */
 
-static bool cond_true(const json_t *obj, const char *type, const char *reason)
-{
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c)
-    {
-        const char *t = json_string_value(json_object_get(c, "type"));
-        const char *s = json_string_value(json_object_get(c, "status"));
-        const char *r = json_string_value(json_object_get(c, "reason"));
-        if (t && s && !strcmp(t, type) && !strcmp(s, "True"))
-            return !reason || (r && !strcmp(r, reason));
-    }
-    return false;
-}
-
-static bool wait_met(const gr_cases_wait *w, const json_t *obj)
-{
-    const json_t *st = json_object_get(obj, "status");
-    if (w->condition && !cond_true(obj, w->condition, w->reason))
-        return false;
-    if (w->restart_count >= 0 &&
-        json_integer_value(json_object_get(st, "restartCount")) < w->restart_count)
-        return false;
-    if (w->failed_node_count >= 0 &&
-        (long)json_array_size(json_object_get(st, "failedNodes")) < w->failed_node_count)
-        return false;
-    return true;
-}
-
 static int wait_for(kcase *k, const char *what, const gr_cases_wait *w)
 {
     gr_kube_mapping m;
@@ -853,7 +824,7 @@ static int wait_for(kcase *k, const char *what, const gr_cases_wait *w)
         if (gr_kube_get(k->r->kc, &g, ns, w->ref.name, NULL, &obj, NULL, &err) != GR_OK) {
             fmt_str(lasterr, sizeof lasterr, "%s", err.msg);
         } else {
-            bool ok = wait_met(w, obj);
+            bool ok = gr_cases_wait_met(w, obj);
             json_decref(last);
             last = obj;
             if (ok) {

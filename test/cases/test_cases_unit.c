@@ -340,6 +340,42 @@ static void test_metrics_filter(void **state)
     assert_non_null(strstr(err.msg, "line 3"));
 }
 
+static void test_wait_met(void **state)
+{
+    (void)state;
+    gr_cases_wait w = {.set = true, .restart_count = -1, .failed_node_count = -1};
+    json_t *o = parse("{\"status\":{\"conditions\":[{\"type\":\"InProgress\",\"status\":"
+                      "\"False\"},{\"type\":\"Succeeded\",\"status\":\"True\",\"reason\":"
+                      "\"AllPassed\"}],\"restartCount\":2,\"failedNodes\":[{\"name\":\"a\"}]}}");
+    assert_true(gr_cases_wait_met(&w, o)); /* existence only */
+    w.condition = "Succeeded";
+    assert_true(gr_cases_wait_met(&w, o));
+    w.reason = "AllPassed";
+    assert_true(gr_cases_wait_met(&w, o));
+    w.reason = "Other";
+    assert_false(gr_cases_wait_met(&w, o));
+    w.reason = NULL;
+    w.condition = "InProgress"; /* present but False */
+    assert_false(gr_cases_wait_met(&w, o));
+    w.condition = "Failed"; /* absent */
+    assert_false(gr_cases_wait_met(&w, o));
+    w.condition = NULL;
+    w.restart_count = 2;
+    assert_true(gr_cases_wait_met(&w, o));
+    w.restart_count = 3;
+    assert_false(gr_cases_wait_met(&w, o));
+    w.restart_count = -1;
+    w.failed_node_count = 1;
+    assert_true(gr_cases_wait_met(&w, o));
+    w.failed_node_count = 2;
+    assert_false(gr_cases_wait_met(&w, o));
+    json_decref(o);
+    o = parse("{}");
+    w.failed_node_count = 0; /* no status yet: zero failed nodes */
+    assert_true(gr_cases_wait_met(&w, o));
+    json_decref(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -347,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_unknown_keys), cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_node_names),   cmocka_unit_test(test_sanitize),
         cmocka_unit_test(test_obj_key),      cmocka_unit_test(test_metrics_filter),
+        cmocka_unit_test(test_wait_met),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
