@@ -344,20 +344,25 @@ static void set_gvr(tracked *t)
     t->gvr.resource = t->resource;
 }
 
-static void track(kcase *k, const gr_kube_mapping *m, const char *name)
+/* Remember a cluster-scoped object for cleanup. GR_ETOOBIG past
+ * MAX_TRACKED (the case fails rather than leak objects). */
+static int track(kcase *k, const gr_kube_mapping *m, const char *name)
 {
-    if (k->ntrk >= MAX_TRACKED)
-        return;
     for (size_t i = 0; i < k->ntrk; i++)
         if (!strcmp(k->trk[i].resource, m->resource) && !strcmp(k->trk[i].group, m->group) &&
             !strcmp(k->trk[i].name, name))
-            return;
+            return GR_OK;
+    if (k->ntrk >= MAX_TRACKED) {
+        fail(k, "more than %d cluster-scoped objects in one case", MAX_TRACKED);
+        return GR_ETOOBIG;
+    }
     tracked *t = &k->trk[k->ntrk++];
     fmt_str(t->group, sizeof t->group, "%s", m->group);
     fmt_str(t->version, sizeof t->version, "%s", m->version);
     fmt_str(t->resource, sizeof t->resource, "%s", m->resource);
     fmt_str(t->name, sizeof t->name, "%s", name);
     set_gvr(t);
+    return GR_OK;
 }
 
 static gr_kube_gvr gvr_of(const gr_kube_mapping *m)
@@ -448,7 +453,10 @@ static int ensure_namespace(kcase *k, const char *ns, bool track_it)
     }
     if (track_it) {
         gr_kube_mapping m = {.group = "", .version = "v1", .resource = "namespaces"};
-        track(k, &m, ns);
+        if ((rc = track(k, &m, ns)) != GR_OK) {
+            (void)gr_kube_delete(k->r->kc, &GR_KUBE_NAMESPACES, NULL, ns, NULL, NULL, NULL, NULL);
+            return rc;
+        }
     }
     /* With the controller manager, pods need the default ServiceAccount. */
     if (k->r->cluster.controller_manager) {
@@ -590,8 +598,12 @@ static int generate_nodes(kcase *k)
             gr_buf_free(&p);
         }
         gr_kube_mapping m = {.group = "", .version = "v1", .resource = "nodes"};
-        track(k, &m, name);
-        int rc = gr_kube_create(k->r->kc, &GR_KUBE_NODES, NULL, node, NULL, NULL, NULL, &err);
+        int rc = track(k, &m, name);
+        if (rc != GR_OK) {
+            json_decref(node);
+            return rc;
+        }
+        rc = gr_kube_create(k->r->kc, &GR_KUBE_NODES, NULL, node, NULL, NULL, NULL, &err);
         json_decref(node);
         if (rc != GR_OK) {
             fail(k, "generateNodes: create Node %s: %s", name, err.msg);
@@ -694,13 +706,13 @@ static int reject_workflows(kcase *k)
     gr_kube_mapping m2 = m1;
     fmt_str(m2.resource, sizeof m2.resource, "validatingadmissionpolicybindings");
     if (rc == GR_OK) {
-        track(k, &m2, name);
-        track(k, &m1, name);
-        rc = gr_kube_create(k->r->kc, &VAPS, NULL, vap, NULL, NULL, NULL, &err);
-        if (rc == GR_OK)
-            rc = gr_kube_create(k->r->kc, &VAPBS, NULL, bind, NULL, NULL, NULL, &err);
-        if (rc != GR_OK)
-            fail(k, "rejectWorkflowCreates: %s", err.msg);
+        if ((rc = track(k, &m2, name)) == GR_OK && (rc = track(k, &m1, name)) == GR_OK) {
+            rc = gr_kube_create(k->r->kc, &VAPS, NULL, vap, NULL, NULL, NULL, &err);
+            if (rc == GR_OK)
+                rc = gr_kube_create(k->r->kc, &VAPBS, NULL, bind, NULL, NULL, NULL, &err);
+            if (rc != GR_OK)
+                fail(k, "rejectWorkflowCreates: %s", err.msg);
+        }
     }
     json_decref(vap);
     json_decref(bind);
@@ -771,7 +783,11 @@ static int create_objects(kcase *k)
             }
         } else {
             json_object_del(md, "namespace");
-            track(k, &m, name);
+            if ((rc = track(k, &m, name)) != GR_OK) {
+                json_decref(obj);
+                json_decref(status);
+                break;
+            }
         }
         /* An Event's involvedObject lives in the Event's namespace. */
         json_t *inv = json_object_get(obj, "involvedObject");
