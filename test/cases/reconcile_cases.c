@@ -1757,7 +1757,13 @@ out:
     for (size_t i = 0; i < ncases; i++)
         free(cases[i]);
     free(cases);
-    if (r.tmpdir[0] && status == 0 && !r.o.keep) {
+    /* Kept when it explains something: a failed case, a manager's log. */
+    char mlog[PATH_MAX + 16];
+    fmt_str(mlog, sizeof mlog, "%s/manager.log", r.tmpdir);
+    bool keep_tmp = r.o.keep || (status != 0 && exists(mlog));
+    if (r.tmpdir[0] && keep_tmp)
+        fprintf(stderr, "reconcile-cases: kept %s (manager.log)\n", r.tmpdir);
+    if (r.tmpdir[0] && !keep_tmp) {
         char cmd[PATH_MAX + 16];
         fmt_str(cmd, sizeof cmd, "rm -rf '%s'", r.tmpdir);
         if (system(cmd) != 0)
