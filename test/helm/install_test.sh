@@ -331,6 +331,26 @@ for f in "$ROOT"/test/helm/values/*.yaml "$WORK/upstream-values.yaml"; do
 done
 say "issue 22: $n example values files installed, the publishTo: deployment ones and upstream's defaults included"
 
+# Issue 22: the installed PreflightConfig CRD holds status.conditions to the
+# standard metav1.Condition patterns (PF-118, PF-126).
+k -n "$team" apply -f - >/dev/null <<'EOF'
+apiVersion: preflight.nvsentinel.nvidia.com/v1alpha1
+kind: PreflightConfig
+metadata: {name: patterns}
+spec: {gangDiscovery: {}}
+EOF
+cond() { # type reason
+  local t; t=$(now)
+  k -n "$team" patch preflightconfig patterns --subresource=status --type=merge -p \
+    "{\"status\":{\"conditions\":[{\"type\":\"$1\",\"status\":\"True\",\"reason\":\"$2\",\"message\":\"m\",\"lastTransitionTime\":\"$t\"}]}}"
+}
+cond Ready DiscovererActive >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "issue 22: a valid condition was refused"; }
+for bad in "Ready|not camel case" "Ready|9Reason" "not a type!|DiscovererActive"; do
+  if cond "${bad%%|*}" "${bad#*|}" >"$WORK/out" 2>&1; then die "issue 22: condition '$bad' accepted"; fi
+  grep -q 'should match' "$WORK/out" || { cat "$WORK/out"; die "issue 22: condition '$bad' refused for another reason"; }
+done
+say "issue 22: PreflightConfig conditions follow the metav1.Condition patterns"
+
 # Uninstall removes the webhook configuration.
 helm uninstall "$RELEASE" -n "$NS" >/dev/null
 k get mutatingwebhookconfiguration "$mwc" >/dev/null 2>&1 && die "webhook configuration left after uninstall"
