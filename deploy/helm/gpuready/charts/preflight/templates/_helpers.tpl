@@ -204,7 +204,17 @@ the flag: `helm template` and `helm lint` assume v1.20.0 unless told. */ -}}
 {{- if not (has (toString ($w.certIssuerKind | default "Issuer")) (list "Issuer" "ClusterIssuer")) -}}
 {{- fail (printf "preflight.webhook.certIssuerKind must be Issuer or ClusterIssuer, got %q" (toString $w.certIssuerKind)) -}}
 {{- end -}}
+{{- if hasKey $v "dcgm" -}}
+{{- fail "preflight.dcgm is the DCGM block of older upstream charts, which this chart does not read: set DCGM_HOSTENGINE_ADDR (endpoint:port) and DCGM_DIAG_LEVEL in the env of the preflight-dcgm-diag entry of preflight.initContainers, and processingStrategy at preflight.processingStrategy; then remove preflight.dcgm" -}}
+{{- end -}}
 {{- range $probe := list "livenessProbe" "readinessProbe" -}}
+{{- $handlers := list -}}
+{{- range $h := list "httpGet" "tcpSocket" "grpc" "exec" -}}
+{{- if index ((index $v $probe) | default dict) $h -}}{{- $handlers = append $handlers $h -}}{{- end -}}
+{{- end -}}
+{{- if gt (len $handlers) 1 -}}
+{{- fail (printf "preflight.%s has %s: a probe has one handler. Helm merges your probe into the chart's default (httpGet on /healthz), so set httpGet: null next to your own handler to replace it" $probe (join " and " $handlers)) -}}
+{{- end -}}
 {{- $pp := dig "httpGet" "port" "https" (index $v $probe | default dict) -}}
 {{- if and (not (kindIs "string" $pp)) (ne (int $pp) (int $w.port)) -}}
 {{- fail (printf "preflight.%s.httpGet.port is %v, but the webhook listens on preflight.webhook.port (%v): use the port name https (the default), or the same number" $probe $pp $w.port) -}}
