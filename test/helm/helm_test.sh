@@ -6,7 +6,14 @@
 #                           compared with test/helm/golden/*.yaml
 #                           (GR_UPDATE_GOLDEN=1 rewrites the goldens)
 #   helm_test.sh refusals   every test/helm/refusals/*.yaml fails to render
-#                           with the message on its "# expect:" line
+#                           with the message on its "# expect:" line (a
+#                           "# args: FLAG" second line adds a helm flag);
+#                           without --kube-version the message names it
+#   helm_test.sh upstream   upstream NVSentinel's default preflight values
+#                           (test/helm/upstream/preflight-values.yaml, under
+#                           our umbrella): each refused key fails with its
+#                           message (upstream/refused.txt), the rest renders
+#                           with upstream's meaning
 #   helm_test.sh assert     contract assertions (PF-nn) on the renderings,
 #                           and the rendered config.yaml fed to the real
 #                           webhook (check-config, inject) when
@@ -89,17 +96,105 @@ cmd_golden() {
 # ---------------------------------------------------------------------------
 cmd_refusals() {
   local f name want n=0
+  local args
   for f in "$HERE"/refusals/*.yaml; do
     name=$(basename "$f")
     want=$(sed -n '1s/^# expect: //p' "$f")
     [[ -n $want ]] || die "$name: first line must be '# expect: <message>'"
-    if render "$f" >"$WORK/out" 2>"$WORK/err"; then
+    args=$(sed -n '2s/^# args: \([^ ]*\).*/\1/p' "$f")
+    # shellcheck disable=SC2086 # one optional flag
+    if render "$f" $args >"$WORK/out" 2>"$WORK/err"; then
       die "$name: rendered, but the chart must refuse it with: $want"
     fi
     grep -qF -- "$want" "$WORK/err" || { cat "$WORK/err"; die "$name: refused without the expected message: $want"; }
     n=$((n + 1))
   done
+  # Issue 22: `helm template` without --kube-version (Helm assumes v1.20.0)
+  # is refused with a message that names the flag; the default values (which
+  # render nothing) still render.
+  "$GR_HELM" template "$RELEASE" "$CHART" -n "$NS" -f "$HERE/values/default.yaml" >"$WORK/out" 2>"$WORK/err" &&
+    die "rendered for Kubernetes v1.20.0 without --kube-version"
+  grep -qF -- 'preflight needs Kubernetes >= 1.30, but this render targets v1.20.0: `helm template` and `helm lint` assume v1.20.0 unless you pass --kube-version' "$WORK/err" ||
+    { cat "$WORK/err"; die "the Kubernetes version refusal does not name --kube-version"; }
+  "$GR_HELM" template "$RELEASE" "$CHART" -n "$NS" >"$WORK/out" 2>"$WORK/err" ||
+    { cat "$WORK/err"; die "the default values (preflight off) do not render without --kube-version"; }
+  n=$((n + 1))
   echo "helm_test: refusals ok ($n cases)"
+}
+
+# ---------------------------------------------------------------------------
+# Upstream's own default preflight values under our umbrella (issue 22).
+cmd_upstream() {
+  local up=$HERE/upstream/preflight-values.yaml path msg n=0 all_del="."
+  wrap() { yq -y "{global: {preflight: {enabled: true}}, preflight: ($1)}" "$up"; }
+  # Each refused key alone: with every other refused key removed, the chart
+  # fails with that key's message.
+  local -a paths=() msgs=()
+  while IFS=$'\t' read -r path msg; do
+    [[ -z $path || $path == \#* ]] && continue
+    paths+=("$path"); msgs+=("$msg")
+  done <"$HERE/upstream/refused.txt"
+  for path in "${paths[@]}"; do all_del="$all_del | del($path)"; done
+  local i others
+  for i in "${!paths[@]}"; do
+    others="."
+    for path in "${paths[@]}"; do [[ $path == "${paths[i]}" ]] || others="$others | del($path)"; done
+    wrap "$others" >"$WORK/up.yaml"
+    render "$WORK/up.yaml" >"$WORK/out" 2>"$WORK/err" && die "upstream values: ${paths[i]} rendered, want: ${msgs[i]}"
+    grep -qF -- "${msgs[i]}" "$WORK/err" || { cat "$WORK/err"; die "upstream values: ${paths[i]} refused without: ${msgs[i]}"; }
+    n=$((n + 1))
+  done
+  # Everything else renders, each key with upstream's meaning.
+  wrap "$all_del" >"$WORK/upstream.yaml"
+  render "$WORK/upstream.yaml" >"$WORK/upstream.out" 2>"$WORK/err" || { cat "$WORK/err"; die "upstream values (refused keys removed) do not render"; }
+  yq -s 'map(select(. != null))' "$WORK/upstream.out" >"$WORK/upstream.json"
+  yq -r 'select(. != null and .kind == "ConfigMap" and .metadata.name == "preflight") | .data["config.yaml"]' \
+    "$WORK/upstream.out" >"$WORK/upstream.config.yaml"
+  yq -s '.[0]' "$WORK/upstream.config.yaml" >"$WORK/upstream.config.json"
+  J=$WORK/upstream.json
+  # u FILTER: over upstream's values; strings raw, anything else as compact
+  # JSON with sorted keys (as Helm's toYaml writes maps).
+  local u; u() { yq -c "$1" "$up" | jq -S -c . | jq -r 'if type == "string" then . else tojson end'; }
+  local dep pod
+  dep="$(obj Deployment preflight) | .spec.template.spec.containers[0]"
+  pod="$(obj Deployment preflight) | .spec.template.spec"
+  eq upstream "$(q "$dep | .resources | tojson")" "$(u '.resources')" "resources (with the CPU limit)"
+  eq upstream "$(q "$dep | .securityContext | tojson")" "$(u '.securityContext')" securityContext
+  eq PF-218 "$(q "$dep | .livenessProbe | tojson")" "$(u '.livenessProbe')" livenessProbe
+  eq PF-219 "$(q "$dep | .readinessProbe | tojson")" "$(u '.readinessProbe')" readinessProbe
+  eq PF-197 "$(q "$dep | .ports[0].containerPort")" "$(u '.service.targetPort')" "service.targetPort = the container port"
+  eq upstream "$(q "$(obj Service preflight) | \"\(.spec.type) \(.spec.ports[0].port)\"")" "$(u '"\(.service.type) \(.service.port)"')" "Service type and port"
+  eq PF-214 "$(q "$(obj MutatingWebhookConfiguration preflight) | .webhooks[0].clientConfig.service.port")" "$(u '.service.port')" "webhook calls service.port"
+  eq upstream "$(q "$pod | .serviceAccountName")" preflight "serviceAccount.create: true, name \"\""
+  eq upstream "$(q '[.[] | select(.kind == "ServiceAccount")] | map(.metadata.name) | join(",")')" preflight "ServiceAccount"
+  eq upstream "$(q "$pod | .imagePullSecrets // [] | length")" 0 "imagePullSecrets: []"
+  eq upstream "$(q '[.[] | select(.kind == "NetworkPolicy")] | length')" 1 "networkPolicy.enabled: true"
+  eq upstream "$(q "$dep | .image")" ghcr.io/gpuready/preflight:0.1.0 "webhook image (upstream's refused)"
+  eq PF-198 "$(q "$(obj MutatingWebhookConfiguration preflight) | .webhooks[0] | \"\(.failurePolicy) \(.timeoutSeconds)\"")" "Fail 10" "webhook"
+  eq PF-207 "$(q "$(obj MutatingWebhookConfiguration preflight) | .metadata.annotations[\"cert-manager.io/inject-ca-from\"]")" "$NS/preflight-ca" "createIssuer: true"
+  # config.yaml: upstream's lists, checks and settings, unchanged.
+  local k
+  for k in gpuResourceNames networkResourceNames ncclEnvPatterns volumeMountPatterns gangDiscovery \
+    initContainerPlacement processingStrategy publishTo; do
+    eq upstream "$(cfg ".$k | tojson")" "$(u ".$k | tojson")" "$k"
+  done
+  eq upstream "$(cfg '.imagePullSecrets | tojson')" "$(u '.injectedImagePullSecrets')" injectedImagePullSecrets
+  # ncclTopoShape is the chart's ("" = no topology ConfigMap); upstream
+  # omits mirrorResourceClaims, which then defaults to true.
+  eq upstream "$(cfg '.gangCoordination | del(.mirrorResourceClaims) | tojson')" "$(u '.gangCoordination | del(.ncclTopoShape)')" gangCoordination
+  eq PF-160 "$(cfg '.gangCoordination.mirrorResourceClaims')" true "mirrorResourceClaims (omitted upstream: true)"
+  eq upstream "$(cfg '.initContainers | map(del(.image)) | tojson')" "$(u '.initContainers | map(del(.image))')" \
+    "checks: env, mounts, securityContext, flags"
+  eq PF-16 "$(cfg '.initContainers | map(.image) | join(",")')" \
+    "$(u '.initContainers | map("\(.image.repository):0.1.0") | join(",")')" "check images: repository, tag \"\" = the chart's appVersion"
+  eq PF-07 "$(q "$(obj MutatingWebhookConfiguration preflight) | .webhooks[0].namespaceSelector | tojson")" "$(u '.namespaceSelector')" namespaceSelector
+  eq PF-215 "$(q "$(obj MutatingWebhookConfiguration preflight) | .webhooks[0] | has(\"objectSelector\")")" false "objectSelector: {}"
+  eq PF-21 "$(q '[.[] | select(.kind == "DaemonSet")] | length')" 0 "imageCache.enabled: false"
+  if [[ -n ${GR_PREFLIGHT_BIN:-} ]]; then
+    "$GR_PREFLIGHT_BIN" check-config --config "$WORK/upstream.config.yaml" >"$WORK/cc.out" 2>&1 ||
+      { cat "$WORK/cc.out"; die "the webhook refuses the config.yaml rendered from upstream's values"; }
+  fi
+  echo "helm_test: upstream ok (${#paths[@]} key(s) refused with their message, $n checked alone; the rest renders with upstream's meaning)"
 }
 
 # ---------------------------------------------------------------------------
@@ -205,7 +300,14 @@ cmd_assert() {
   eq PF-42 "$(cfg '.processingStrategy')" EXECUTE_REMEDIATION processingStrategy
   eq PF-43 "$(cfg '.connectorTokenMountPath')" /var/run/secrets/nvsentinel/platform-connector "token mount path"
   # MutatingWebhookConfiguration
-  local mwc; mwc=$(obj MutatingWebhookConfiguration preflight.nvsentinel.nvidia.com)
+  # Issue 22: named `preflight` as upstream's (a migrating user's webhook is
+  # replaced, not doubled), one webhook preflight.nvsentinel.nvidia.com,
+  # reinvocationPolicy Never.
+  local mwc; mwc=$(obj MutatingWebhookConfiguration preflight)
+  eq upstream "$(q '[.[] | select(.kind == "MutatingWebhookConfiguration")] | map(.metadata.name) | join(",")')" preflight \
+    "MutatingWebhookConfiguration name"
+  eq upstream "$(q "$mwc | .webhooks | map(\"\(.name) \(.reinvocationPolicy)\") | join(\",\")")" \
+    "preflight.nvsentinel.nvidia.com Never" "webhook name and reinvocationPolicy"
   eq PF-07 "$(q "$mwc | .webhooks[0].namespaceSelector | tojson")" '{"matchLabels":{"nvsentinel.nvidia.com/preflight":"enabled"}}' namespaceSelector
   eq PF-06 "$(q "$mwc | .webhooks[0].rules | tojson")" \
     '[{"operations":["CREATE"],"apiGroups":[""],"apiVersions":["v1"],"resources":["pods"],"scope":"Namespaced"}]' rules
@@ -272,12 +374,12 @@ cmd_assert() {
   eq PF-162 "$(cfg '.publishTo')" deployment publishTo
   eq PF-166 "$(cfg '.healthPublish.target')" "platform-connector-deployment.$NS.svc.cluster.local:50051" "health publish target"
   eq PF-168 "$(cfg '.healthPublish.insecure')" false "TLS by default"
-  eq PF-162 "$(q "$(obj ConfigMap preflight) | .metadata.name")" preflight "renders with hostNetworkWorkloads: true"
+  eq PF-168 "$(cfg '.healthPublish.caFile')" /etc/preflight-ca/ca.crt "CA from the page's values alone (issue 22)"
   # CA bundle sync (src/casync): the CA Secret mounted into the webhook, its
   # path in healthPublish.caFile, the webhook's namespaceSelector, RBAC.
   local dep; dep=$(obj Deployment preflight)
   eq PF-171 "$(q "$dep | .spec.template.spec.volumes[] | select(.name == \"platform-connector-ca\") | \"\(.secret.secretName) \(.secret.items[0].key)=\(.secret.items[0].path)\"")" \
-    "platform-connector-deployment-ca ca.crt=ca.crt" "CA Secret volume"
+    "platform-connector-deployment-grpc-cert ca.crt=ca.crt" "CA Secret volume: the connector's cert-manager Secret (issue 22)"
   eq PF-171 "$(q "$dep | .spec.template.spec.containers[0].volumeMounts[] | select(.name == \"platform-connector-ca\") | .mountPath")" \
     /etc/preflight-ca "CA Secret mount"
   eq PF-174 "$(cfg '.healthPublish.caFile')" /etc/preflight-ca/ca.crt healthPublish.caFile
@@ -287,6 +389,14 @@ cmd_assert() {
     true "configmaps create/update/list"
   eq PF-173 "$(q "$(obj ClusterRole nvsentinel-preflight) | [.rules[] | select(.resources | index(\"namespaces\")) | .verbs | (index(\"list\") != null and index(\"watch\") != null)] | any")" \
     true "namespaces list/watch"
+  load publish-deployment-host-network
+  eq PF-162 "$(cfg '.publishTo')" deployment "renders with hostNetworkWorkloads: true"
+  eq PF-168 "$(cfg '.healthPublish.caFile')" /etc/preflight-ca/ca.crt "CA with hostNetworkWorkloads: true"
+  # The connector's own settings: insecureDevelopmentMode, grpcPort.
+  load publish-deployment-insecure
+  eq PF-168 "$(cfg '.healthPublish | "\(.insecure) \(.caFile // "none")"')" "true none" "tls.mode insecureDevelopmentMode"
+  eq PF-166 "$(cfg '.healthPublish.target')" "platform-connector-deployment.$NS.svc.cluster.local:50052" "target on grpcPort"
+  eq PF-171 "$(q "[$(obj Deployment preflight) | .spec.template.spec.volumes[] | select(.name == \"platform-connector-ca\")] | length")" 0 "no CA mount without TLS"
   load default
   eq PF-171 "$(cfg '.healthPublish.caFile // "none"')" none "no CA sync with publishTo: socket"
   eq PF-171 "$(q "[$(obj Deployment preflight) | .spec.template.spec.volumes[] | select(.name == \"platform-connector-ca\")] | length")" 0 "no CA mount with publishTo: socket"
@@ -309,9 +419,11 @@ cmd_assert() {
   load image-cache
   local ds; ds=$(obj DaemonSet preflight-image-cache)
   eq PF-22 "$(q "$ds | .spec.template.spec.containers | map(\"\(.name)=\(.image)\") | join(\",\")")" \
-    "preflight-dcgm-diag=ghcr.io/gpuready/preflight-dcgm-diag:0.1.0,preflight-upstream=ghcr.io/nvidia/nvsentinel/preflight-nccl-loopback:v1.26.0" "one container per check image"
+    "preflight-dcgm-diag=ghcr.io/gpuready/preflight-dcgm-diag:0.1.0,preflight-upstream=ghcr.io/nvidia/nvsentinel/preflight-nccl-loopback:v1.26.0,preflight-custom=registry.example.com/team/gpu-check:1.2" "one container per check image"
   eq PF-22 "$(q "$ds | .spec.template.spec.containers[0].command | join(\" \")")" /usr/local/bin/gpuready-idle "hold command"
-  eq PF-22 "$(q "$ds | .spec.template.spec.containers[1].command[0]")" /bin/sh "per-image hold command"
+  eq PF-22 "$(q "$ds | .spec.template.spec.containers[1].command | tojson")" \
+    '["/bin/sh","-c","trap '"'"'exit 0'"'"' TERM INT; sleep infinity & wait $!"]' "upstream image: shell hold command (issue 22)"
+  eq PF-22 "$(q "$ds | .spec.template.spec.containers[2].command | join(\" \")")" /app/idle "per-image hold command"
   eq PF-23 "$(q "$ds | .spec.template.spec.containers[0].resources.requests | \"\(.cpu) \(.memory)\"")" "10m 16Mi" requests
   eq PF-24 "$(q "$ds | .spec.template.spec.containers[0].resources.limits | \"\(.cpu) \(.memory)\"")" "50m 64Mi" limits
   # The webhook Service must not select the image-cache pods.
@@ -326,6 +438,32 @@ cmd_assert() {
     "$(jq -r --arg x "$(cat "$CHART/charts/preflight/files/ndv5-topo.xml")" \
       "[$(obj ConfigMap preflight-nccl-topo) | (.data[\"topo.xml\"] | rtrimstr(\"\\n\")) == \$x] == [true]" "$J")"
   eq PF-157 "$(cfg '.gangCoordination.ncclTopoData | contains("<system version=\"1\">")')" true "ncclTopoData"
+  # --- issue 22: upstream's Deployment keys, each with upstream's meaning
+  load default
+  local dspec; dspec="$(obj Deployment preflight) | .spec.template.spec"
+  eq upstream "$(q "$(obj NetworkPolicy preflight) | .spec | \"\(.policyTypes | join(\",\")) \(.ingress[0].ports[0].port) \(.podSelector.matchLabels[\"app.kubernetes.io/name\"])\"")" \
+    "Ingress 8443 preflight" "networkPolicy.enabled (default true, as upstream)"
+  eq upstream "$(q "$dspec | .containers[0].securityContext | \"\(.runAsNonRoot) \(.runAsUser) \(.readOnlyRootFilesystem) \(.capabilities.drop | join(\",\"))\"")" \
+    "true 65532 true ALL" "default securityContext"
+  load upstream-keys
+  eq upstream "$(q "$dspec | .imagePullSecrets | tojson")" '[{"name":"regcred"}]' imagePullSecrets
+  eq upstream "$(q "$dspec | .serviceAccountName")" gpu-preflight serviceAccount.name
+  eq upstream "$(q "$(obj ServiceAccount gpu-preflight) | .metadata.annotations[\"eks.amazonaws.com/role-arn\"]")" \
+    arn:aws:iam::111122223333:role/preflight serviceAccount.annotations
+  eq upstream "$(q '[.[] | select(.kind == "ClusterRoleBinding") | .subjects[0].name] | unique | join(",")')" gpu-preflight "RBAC bound to serviceAccount.name"
+  eq upstream "$(q "$dspec | .containers[0].securityContext.runAsUser")" 1001 securityContext
+  eq upstream "$(q "$dspec | .containers[0].resources.limits.cpu")" 500m "resources: CPU limit"
+  eq upstream "$(q "$(obj Service preflight) | .spec.ports[0] | \"\(.port) \(.targetPort)\"")" "8443 https" "service.port; targetPort = webhook.port"
+  eq PF-214 "$(q "$mwc | .webhooks[0].clientConfig.service.port")" 8443 "webhook calls service.port"
+  eq PF-197 "$(q "$dspec | .containers[0].ports[0].containerPort")" 9443 "webhook.port"
+  eq PF-218 "$(q "$dspec | .containers[0].livenessProbe | \"\(.httpGet.port) \(.initialDelaySeconds) \(.periodSeconds) \(.failureThreshold)\"")" "9443 10 20 6" livenessProbe
+  eq PF-219 "$(q "$dspec | .containers[0].readinessProbe | \"\(.httpGet.port) \(.initialDelaySeconds) \(.periodSeconds)\"")" "9443 3 7" readinessProbe
+  eq upstream "$(q '[.[] | select(.kind == "NetworkPolicy")] | length')" 0 "networkPolicy.enabled: false"
+  load existing-service-account
+  eq upstream "$(q '[.[] | select(.kind == "ServiceAccount")] | length')" 0 "serviceAccount.create: false renders none"
+  eq upstream "$(q "$dspec | .serviceAccountName")" platform-preflight "existing ServiceAccount"
+  eq upstream "$(q '[.[] | select(.kind == "ClusterRoleBinding") | .subjects[0].name] | unique | join(",")')" platform-preflight "RBAC bound to it"
+
   # --- per-check examples
   load init-container-examples
   eq PF-63 "$(cfg '.initContainers[1].image')" ghcr.io/nvidia/nvsentinel/preflight-nccl-loopback:latest "plain image string"
@@ -410,6 +548,10 @@ EOF
   eq PF-168 "$(jq -r '.spec.initContainers[0].env | map(select(.name == "HEALTH_PUBLISH_TLS_CA_FILE")) | .[0].value' <<<"$out")" \
     /etc/nvsentinel/platform-connector-deployment-ca/ca.crt HEALTH_PUBLISH_TLS_CA_FILE
   eq PF-176 "$(jq -r '.metadata.labels["nvsentinel.nvidia.com/health-publisher"]' <<<"$out")" true "health-publisher label"
+  load publish-deployment-insecure
+  out=$(inject "$pod" | jq -c '.spec.initContainers[0].env | from_entries')
+  eq PF-168 "$(jq -r '"\(.HEALTH_PUBLISH_INSECURE) \(.HEALTH_PUBLISH_TLS_CA_FILE // "unset") \(.HEALTH_PUBLISH_TARGET)"' <<<"$out")" \
+    "true unset platform-connector-deployment.$NS.svc.cluster.local:50052" "insecureDevelopmentMode"
   echo "helm_test: rendered configs accepted by $(basename "$GR_PREFLIGHT_BIN")"
 }
 
@@ -418,5 +560,6 @@ case ${1:-} in
   golden) cmd_golden ;;
   refusals) cmd_refusals ;;
   assert) cmd_assert ;;
-  *) echo "usage: $0 lint|golden|refusals|assert" >&2; exit 2 ;;
+  upstream) cmd_upstream ;;
+  *) echo "usage: $0 lint|golden|refusals|assert|upstream" >&2; exit 2 ;;
 esac

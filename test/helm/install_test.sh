@@ -39,7 +39,7 @@ die() {
 }
 say() { printf 'install_test: %s\n' "$*"; }
 
-for t in jq curl openssl ss; do command -v "$t" >/dev/null || die "$t not found"; done
+for t in jq yq curl openssl ss; do command -v "$t" >/dev/null || die "$t not found"; done
 if [[ -z ${GR_HELM:-} ]]; then
   GR_HELM=$("$ROOT/scripts/build-k8s" helm --print-bindir)/helm
 fi
@@ -109,7 +109,7 @@ openssl x509 -req -in "$WORK/tls.csr" -CA "$GR_CA_CERT" -CAkey "$GR_CA_KEY" -CAc
   -extfile "$WORK/ext" -out "$WORK/tls.crt" 2>/dev/null
 k -n "$NS" create secret tls "$secret" --cert="$WORK/tls.crt" --key="$WORK/tls.key" >/dev/null
 # --- the cainjector's part: inject-ca-from names the chart's CA certificate (PF-207).
-mwc=preflight.nvsentinel.nvidia.com
+mwc=preflight # upstream's name (issue 22)
 ann=$(k get mutatingwebhookconfiguration "$mwc" -o jsonpath='{.metadata.annotations.cert-manager\.io/inject-ca-from}')
 [[ $ann == "$NS/preflight-ca" ]] || die "PF-207: inject-ca-from is '$ann'"
 k -n "$NS" get certificate preflight-ca >/dev/null || die "PF-207: CA certificate preflight-ca missing"
@@ -298,6 +298,58 @@ helm upgrade "$RELEASE" "$CHART" -n "$NS" --reuse-values --set preflight.webhook
 gpu_pod gpu-1 "" | k -n "$team" create -f - >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "PF-204: GPU pod rejected under Ignore"; }
 [[ -z $(inits "$team" gpu-1) ]] || die "PF-204: pod injected with the webhook down"
 say "PF-203, PF-204: failurePolicy Fail and Ignore"
+
+# Issue 22: every example values file (the reference page's examples, both
+# publishTo: deployment setups among them) and upstream's default preflight
+# values (its refused key removed) install on this control plane: the API
+# server accepts every object. Upgrading one release through them keeps the
+# kept CRD adopted.
+k -n "$NS" create serviceaccount platform-preflight >/dev/null # existing-service-account.yaml
+yq -y '{global: {preflight: {enabled: true}}, preflight: (. | del(.image.repository))}' \
+  "$ROOT/test/helm/upstream/preflight-values.yaml" >"$WORK/upstream-values.yaml"
+n=0
+for f in "$ROOT"/test/helm/values/*.yaml "$WORK/upstream-values.yaml"; do
+  name=$(basename "$f" .yaml)
+  helm upgrade "$RELEASE" "$CHART" -n "$NS" -f "$f" >"$WORK/helm.out" 2>&1 ||
+    { cat "$WORK/helm.out"; die "issue 22: $name does not install"; }
+  if [[ $name != disabled ]]; then
+    k -n "$NS" get deploy/preflight cm/preflight svc/preflight >/dev/null || die "issue 22: $name: preflight objects missing"
+    k get mutatingwebhookconfiguration "$mwc" >/dev/null || die "issue 22: $name: webhook configuration $mwc missing"
+  fi
+  case $name in
+    publish-deployment | publish-deployment-host-network)
+      got=$(k -n "$NS" get deploy/preflight -o jsonpath='{.spec.template.spec.volumes[?(@.name=="platform-connector-ca")].secret.secretName}')
+      [[ $got == platform-connector-deployment-grpc-cert ]] || die "PF-171: $name: CA Secret '$got'" ;;
+    single-node)
+      grep -q 'WARNING: check preflight-dcgm-diag uses upstream' "$WORK/helm.out" ||
+        { cat "$WORK/helm.out"; die "issue 22: no NOTES warning for an upstream image with tag \"\""; } ;;
+    upstream-values)
+      [[ $(k -n "$NS" get networkpolicy preflight -o jsonpath='{.spec.ingress[0].ports[0].port}') == 8443 ]] ||
+        die "issue 22: upstream networkPolicy.enabled: no NetworkPolicy" ;;
+  esac
+  n=$((n + 1))
+done
+say "issue 22: $n example values files installed, the publishTo: deployment ones and upstream's defaults included"
+
+# Issue 22: the installed PreflightConfig CRD holds status.conditions to the
+# standard metav1.Condition patterns (PF-118, PF-126).
+k -n "$team" apply -f - >/dev/null <<'EOF'
+apiVersion: preflight.nvsentinel.nvidia.com/v1alpha1
+kind: PreflightConfig
+metadata: {name: patterns}
+spec: {gangDiscovery: {}}
+EOF
+cond() { # type reason
+  local t; t=$(now)
+  k -n "$team" patch preflightconfig patterns --subresource=status --type=merge -p \
+    "{\"status\":{\"conditions\":[{\"type\":\"$1\",\"status\":\"True\",\"reason\":\"$2\",\"message\":\"m\",\"lastTransitionTime\":\"$t\"}]}}"
+}
+cond Ready DiscovererActive >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "issue 22: a valid condition was refused"; }
+for bad in "Ready|not camel case" "Ready|9Reason" "not a type!|DiscovererActive"; do
+  if cond "${bad%%|*}" "${bad#*|}" >"$WORK/out" 2>&1; then die "issue 22: condition '$bad' accepted"; fi
+  grep -q 'should match' "$WORK/out" || { cat "$WORK/out"; die "issue 22: condition '$bad' refused for another reason"; }
+done
+say "issue 22: PreflightConfig conditions follow the metav1.Condition patterns"
 
 # Uninstall removes the webhook configuration.
 helm uninstall "$RELEASE" -n "$NS" >/dev/null

@@ -11,7 +11,92 @@ release name so two releases do not collide.
 
 {{- define "preflight.tlsSecret" -}}preflight-webhook-tls{{- end -}}
 
+{{/*
+MutatingWebhookConfiguration: the object is `preflight` and its one webhook
+`preflight.nvsentinel.nvidia.com`, both as upstream names them, so a user
+migrating from NVSentinel's chart replaces upstream's webhook instead of
+running two. webhook.configurationName overrides the object's name.
+*/}}
+{{- define "preflight.webhookConfigName" -}}
+{{- (.Values.webhook | default dict).configurationName | default "preflight" -}}
+{{- end -}}
+
 {{- define "preflight.webhookName" -}}preflight.nvsentinel.nvidia.com{{- end -}}
+
+{{/* The webhook's ServiceAccount: serviceAccount.name, else `preflight`
+(create: true) or `default` (create: false), as upstream. */}}
+{{- define "preflight.serviceAccountName" -}}
+{{- $sa := .Values.serviceAccount | default dict -}}
+{{- if $sa.create -}}
+{{- $sa.name | default (include "preflight.name" .) -}}
+{{- else -}}
+{{- $sa.name | default "default" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Settings of the deployment platform connector that every publisher shares,
+read from global.platformConnectorDeployment as upstream's charts do:
+tls.mode (required | insecureDevelopmentMode, default required) and grpcPort
+(default 50051). The CA comes from the Secret the connector's cert-manager
+Certificate writes, platform-connector-deployment-grpc-cert (cert-manager
+copies the issuing CA into its ca.crt).
+*/}}
+{{- define "preflight.pcdTlsMode" -}}
+{{- $pcd := dig "platformConnectorDeployment" dict (.Values.global | default dict) -}}
+{{- $mode := dig "tls" "mode" "required" ($pcd | default dict) | default "required" -}}
+{{- if not (has (toString $mode) (list "required" "insecureDevelopmentMode")) -}}
+{{- fail (printf "global.platformConnectorDeployment.tls.mode must be \"required\" or \"insecureDevelopmentMode\", got %q" (toString $mode)) -}}
+{{- end -}}
+{{- $mode -}}
+{{- end -}}
+
+{{- define "preflight.pcdGrpcPort" -}}
+{{- $pcd := dig "platformConnectorDeployment" dict (.Values.global | default dict) -}}
+{{- $port := ($pcd | default dict).grpcPort | default 50051 -}}
+{{- if or (not (or (kindIs "float64" $port) (kindIs "int" $port) (kindIs "int64" $port))) (lt (float64 $port) 1.0) (gt (float64 $port) 65535.0) (ne (float64 (int $port)) (float64 $port)) -}}
+{{- fail (printf "global.platformConnectorDeployment.grpcPort must be a port number (1-65535), got %v" $port) -}}
+{{- end -}}
+{{- int $port -}}
+{{- end -}}
+
+{{/* "true" when direct-mode checks skip TLS: the connector runs
+tls.mode insecureDevelopmentMode (or healthPublish.insecure: true, which must
+agree with it). */}}
+{{- define "preflight.publishInsecure" -}}
+{{- $hp := .Values.healthPublish | default dict -}}
+{{- or (eq (include "preflight.pcdTlsMode" .) "insecureDevelopmentMode") (eq (toString $hp.insecure) "true") -}}
+{{- end -}}
+
+{{/* The Secret holding the connector's CA (publishTo: deployment, TLS). */}}
+{{- define "preflight.caSecretName" -}}
+{{- $hp := .Values.healthPublish | default dict -}}
+{{- $hp.caSecretName | default "platform-connector-deployment-grpc-cert" -}}
+{{- end -}}
+
+{{/*
+Idle command of the image-cache container for one check (dict "c" entry
+"ctx" $): the entry's imageCacheCommand, else imageCache.holdCommand when
+set, else gpuready-idle for gpuready's images and upstream's shell loop for
+NVSentinel's images (a repository with an `nvsentinel/` path segment), which
+have /bin/sh but not gpuready-idle. Output: JSON list.
+*/}}
+{{- define "preflight.holdCommand" -}}
+{{- $c := .c -}}
+{{- $ic := .ctx.Values.imageCache | default dict -}}
+{{- if $c.imageCacheCommand -}}
+{{- toJson $c.imageCacheCommand -}}
+{{- else if $ic.holdCommand -}}
+{{- toJson $ic.holdCommand -}}
+{{- else -}}
+{{- $ref := include "preflight.imageRef" (dict "image" $c.image "ctx" .ctx "field" "initContainers[].image") -}}
+{{- if regexMatch "(^|/)nvsentinel/" $ref -}}
+{{- toJson (list "/bin/sh" "-c" "trap 'exit 0' TERM INT; sleep infinity & wait $!") -}}
+{{- else -}}
+{{- toJson (list "/usr/local/bin/gpuready-idle") -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 
 {{- define "preflight.topoConfigMap" -}}preflight-nccl-topo{{- end -}}
 
@@ -80,6 +165,20 @@ Call with (dict "image" $img "ctx" $ "field" "initContainers[0].image").
 {{/* Refusals: every invalid value combination fails the render with a message naming the value and the fix. */}}
 {{- define "preflight.validate" -}}
 {{- $v := .Values -}}
+{{- /* Kubernetes >= 1.30 (the webhook pod's `sleep` preStop action). Checked
+here rather than by Chart.yaml's kubeVersion so that the message can name
+the flag: `helm template` and `helm lint` assume v1.20.0 unless told. */ -}}
+{{- if not (semverCompare ">=1.30.0-0" .Capabilities.KubeVersion.Version) -}}
+{{- fail (printf "preflight needs Kubernetes >= 1.30, but this render targets %s: `helm template` and `helm lint` assume v1.20.0 unless you pass --kube-version (e.g. --kube-version 1.36.0, your cluster's version); `helm install` reads the version from the cluster" .Capabilities.KubeVersion.Version) -}}
+{{- end -}}
+{{- $img := $v.image | default dict -}}
+{{- if and (kindIs "map" $img) (regexMatch "(^|/)nvsentinel/preflight$" (toString $img.repository)) -}}
+{{- fail (printf "preflight.image.repository %q is upstream NVSentinel's webhook, which this chart does not run (gpuready's webhook has its own program, flags and config): remove the key to use ghcr.io/gpuready/preflight, or name your mirror of it. Upstream's check images in preflight.initContainers work unchanged" (toString $img.repository)) -}}
+{{- end -}}
+{{- $svc := $v.service | default dict -}}
+{{- if and (hasKey $svc "targetPort") (not (or (eq (toString $svc.targetPort) "https") (and (not (kindIs "string" $svc.targetPort)) (eq (int $svc.targetPort) (int ($v.webhook | default dict).port))))) -}}
+{{- fail (printf "preflight.service.targetPort must be the webhook's port, preflight.webhook.port (%v), or its name https; got %v. The webhook listens on webhook.port: change that to move it" ($v.webhook | default dict).port $svc.targetPort) -}}
+{{- end -}}
 {{- $w := $v.webhook | default dict -}}
 {{- if not (has (toString $w.failurePolicy) (list "Fail" "Ignore")) -}}
 {{- fail (printf "preflight.webhook.failurePolicy must be Fail or Ignore, got %q" (toString $w.failurePolicy)) -}}
@@ -105,6 +204,22 @@ Call with (dict "image" $img "ctx" $ "field" "initContainers[0].image").
 {{- if not (has (toString ($w.certIssuerKind | default "Issuer")) (list "Issuer" "ClusterIssuer")) -}}
 {{- fail (printf "preflight.webhook.certIssuerKind must be Issuer or ClusterIssuer, got %q" (toString $w.certIssuerKind)) -}}
 {{- end -}}
+{{- if hasKey $v "dcgm" -}}
+{{- fail "preflight.dcgm is the DCGM block of older upstream charts, which this chart does not read: set DCGM_HOSTENGINE_ADDR (endpoint:port) and DCGM_DIAG_LEVEL in the env of the preflight-dcgm-diag entry of preflight.initContainers, and processingStrategy at preflight.processingStrategy; then remove preflight.dcgm" -}}
+{{- end -}}
+{{- range $probe := list "livenessProbe" "readinessProbe" -}}
+{{- $handlers := list -}}
+{{- range $h := list "httpGet" "tcpSocket" "grpc" "exec" -}}
+{{- if index ((index $v $probe) | default dict) $h -}}{{- $handlers = append $handlers $h -}}{{- end -}}
+{{- end -}}
+{{- if gt (len $handlers) 1 -}}
+{{- fail (printf "preflight.%s has %s: a probe has one handler. Helm merges your probe into the chart's default (httpGet on /healthz), so set httpGet: null next to your own handler to replace it" $probe (join " and " $handlers)) -}}
+{{- end -}}
+{{- $pp := dig "httpGet" "port" "https" (index $v $probe | default dict) -}}
+{{- if and (not (kindIs "string" $pp)) (ne (int $pp) (int $w.port)) -}}
+{{- fail (printf "preflight.%s.httpGet.port is %v, but the webhook listens on preflight.webhook.port (%v): use the port name https (the default), or the same number" $probe $pp $w.port) -}}
+{{- end -}}
+{{- end -}}
 {{- $auth := include "preflight.authEnabled" . -}}
 {{- $pub := toString ($v.publishTo | default "socket") -}}
 {{- if not (has $pub (list "socket" "deployment")) -}}
@@ -114,8 +229,10 @@ Call with (dict "image" $img "ctx" $ "field" "initContainers[0].image").
 {{- fail "preflight.publishTo: deployment needs platform-connector auth: set global.platformConnectorAuth.enabled: true, or use preflight.publishTo: socket" -}}
 {{- end -}}
 {{- $hpv := $v.healthPublish | default dict -}}
-{{- if and (eq $pub "deployment") (ne (toString $hpv.insecure) "true") (not $hpv.caSecretName) -}}
-{{- fail "preflight.healthPublish.caSecretName must name the Secret (in the release namespace) that holds the CA of the deployment platform connector under ca.crt, e.g. the Secret of its cert-manager Certificate, when preflight.publishTo is deployment; the webhook copies it into ConfigMap nvsentinel-platform-connector-ca of every injected namespace (or set preflight.healthPublish.insecure: true on test clusters)" -}}
+{{- $tlsMode := include "preflight.pcdTlsMode" . -}}
+{{- $_ := include "preflight.pcdGrpcPort" . -}}
+{{- if and (eq $pub "deployment") (eq (toString $hpv.insecure) "true") (eq $tlsMode "required") -}}
+{{- fail "preflight.healthPublish.insecure: true contradicts global.platformConnectorDeployment.tls.mode: required (the deployment platform connector serves TLS, so plaintext checks could not reach it): remove healthPublish.insecure, or set global.platformConnectorDeployment.tls.mode: insecureDevelopmentMode on a development cluster whose connector runs without TLS" -}}
 {{- end -}}
 {{- if not (kindIs "bool" $v.hostNetworkWorkloads) -}}
 {{- fail (printf "preflight.hostNetworkWorkloads must be true or false, got %v" $v.hostNetworkWorkloads) -}}
@@ -200,14 +317,15 @@ without healthPublish.insecure): it mounts healthPublish.caSecretName at
 /etc/preflight-ca and copies ca.crt into every injected namespace
 (PF-171..PF-174). */}}
 {{- define "preflight.caSync" -}}
-{{- $hp := .Values.healthPublish | default dict -}}
-{{- and (eq (toString .Values.publishTo) "deployment") (ne (toString $hp.insecure) "true") -}}
+{{- and (eq (toString .Values.publishTo) "deployment") (ne (include "preflight.publishInsecure" .) "true") -}}
 {{- end -}}
 
-{{/* The health-publish target for publishTo: deployment. */}}
+{{/* The health-publish target for publishTo: deployment: healthPublish.target,
+else the deployment platform connector's Service in the release namespace on
+global.platformConnectorDeployment.grpcPort. */}}
 {{- define "preflight.healthPublishTarget" -}}
 {{- $hp := .Values.healthPublish | default dict -}}
-{{- $hp.target | default (printf "platform-connector-deployment.%s.svc.cluster.local:50051" .Release.Namespace) -}}
+{{- $hp.target | default (printf "platform-connector-deployment.%s.svc.cluster.local:%s" .Release.Namespace (include "preflight.pcdGrpcPort" .)) -}}
 {{- end -}}
 
 {{/* config.yaml of ConfigMap `preflight` (keys: docs/webhook.md). */}}
@@ -218,7 +336,14 @@ without healthPublish.insecure): it mounts healthPublish.caSecretName at
 {{- $_ := set $cfg "networkResourceNames" ($v.networkResourceNames | default list) -}}
 {{- $_ := set $cfg "ncclEnvPatterns" ($v.ncclEnvPatterns | default list) -}}
 {{- $_ := set $cfg "volumeMountPatterns" ($v.volumeMountPatterns | default list) -}}
-{{- $_ := set $cfg "connectorSocket" (toString ($v.connectorSocket | default "")) -}}
+{{- /* connectorSocket; left at its default, it follows NVSentinel's
+global.socketPath (unix://<socketPath>), as upstream's chart derives it. */ -}}
+{{- $sock := toString ($v.connectorSocket | default "") -}}
+{{- $gsock := toString (dig "socketPath" "" (.Values.global | default dict)) -}}
+{{- if and $gsock (eq $sock "unix:///var/run/nvsentinel.sock") -}}
+{{- $sock = printf "unix://%s" $gsock -}}
+{{- end -}}
+{{- $_ := set $cfg "connectorSocket" $sock -}}
 {{- $_ := set $cfg "processingStrategy" $v.processingStrategy -}}
 {{- if eq (include "preflight.authEnabled" .) "true" -}}
 {{- $a := dig "platformConnectorAuth" dict (.Values.global | default dict) -}}
@@ -232,8 +357,9 @@ without healthPublish.insecure): it mounts healthPublish.caSecretName at
 {{- $_ := set $cfg "publishTo" $pub -}}
 {{- if eq $pub "deployment" -}}
 {{- $hp := $v.healthPublish | default dict -}}
-{{- $hpc := dict "target" (include "preflight.healthPublishTarget" .) "insecure" (eq (toString $hp.insecure) "true") -}}
-{{- if ne (toString $hp.insecure) "true" -}}
+{{- $insecure := eq (include "preflight.publishInsecure" .) "true" -}}
+{{- $hpc := dict "target" (include "preflight.healthPublishTarget" .) "insecure" $insecure -}}
+{{- if not $insecure -}}
 {{- $_ := set $hpc "caFile" "/etc/preflight-ca/ca.crt" -}}
 {{- $_ := set $hpc "namespaceSelector" ($v.namespaceSelector | default dict) -}}
 {{- end -}}
