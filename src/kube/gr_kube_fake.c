@@ -373,6 +373,13 @@ static int one_req(const char *s, const char *e, const json_t *labels, bool *ok,
     while (sp < e && *sp != ' ' && *sp != '=' && *sp != '!')
         sp++;
     const char *kend = sp;
+    for (const char *k = s; k < kend; k++)
+        if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') || (*k >= '0' && *k <= '9') ||
+              *k == '.' || *k == '-' || *k == '_' || *k == '/'))
+            return gr_err_set(err, GR_EINVAL,
+                              "labelSelector: invalid character '%c' in \"%.*s\" (use =, ==, "
+                              "!=, in, notin, key or !key)",
+                              *k, (int)(e - s), s);
     const char *rest = sp;
     while (rest < e && *rest == ' ')
         rest++;
