@@ -40,6 +40,8 @@ struct gr_kube_cache {
     size_t nidx;
     watch_ent w[GR_KUBE_MGR_MAX_WATCHES];
     size_t nw;
+    gr_kube_handlers h[GR_KUBE_MGR_MAX_WATCHES];
+    size_t nh;
     pthread_mutex_t mu; /* inf, empty */
     gr_kube_informer *inf;
     gr_kube_store *empty;
@@ -66,6 +68,16 @@ struct gr_kube_ctl {
     atomic_uint_fast64_t reconciles;
 };
 
+typedef struct runnable {
+    char *name;
+    bool always_on;
+    void (*run)(void *ctx, const atomic_int *stop);
+    void *ctx;
+    pthread_t th;
+    bool started;
+    atomic_int stop;
+} runnable;
+
 typedef struct check_ent {
     char *name;
     gr_kube_check_fn fn;
@@ -85,6 +97,8 @@ struct gr_kube_mgr {
     size_t nctl;
     check_ent checks[GR_KUBE_MGR_MAX_CHECKS];
     size_t ncheck;
+    runnable runs[GR_KUBE_MGR_MAX_RUNNABLES];
+    size_t nrun;
     gr_kube_http *probe, *metrics;
     gr_kube_leader *leader;
     atomic_bool started, stopping, stopped, leading, lost;
@@ -190,12 +204,19 @@ static void cache_dispatch(gr_kube_cache *c, const json_t *obj)
 
 static void on_add(void *ctx, const json_t *obj)
 {
-    cache_dispatch(ctx, obj);
+    gr_kube_cache *c = ctx;
+    for (size_t i = 0; i < c->nh; i++)
+        if (c->h[i].on_add)
+            c->h[i].on_add(c->h[i].ctx, obj);
+    cache_dispatch(c, obj);
 }
 
 static void on_update(void *ctx, const json_t *old_obj, const json_t *new_obj)
 {
     gr_kube_cache *c = ctx;
+    for (size_t i = 0; i < c->nh; i++)
+        if (c->h[i].on_update)
+            c->h[i].on_update(c->h[i].ctx, old_obj, new_obj);
     cache_dispatch(c, new_obj);
     bool mapped = false;
     for (size_t i = 0; i < c->nw; i++)
@@ -209,7 +230,23 @@ static void on_update(void *ctx, const json_t *old_obj, const json_t *new_obj)
 
 static void on_delete(void *ctx, const json_t *obj)
 {
-    cache_dispatch(ctx, obj);
+    gr_kube_cache *c = ctx;
+    for (size_t i = 0; i < c->nh; i++)
+        if (c->h[i].on_delete)
+            c->h[i].on_delete(c->h[i].ctx, obj);
+    cache_dispatch(c, obj);
+}
+
+int gr_kube_cache_add_handlers(gr_kube_cache *c, const gr_kube_handlers *h, gr_err *err)
+{
+    if (atomic_load(&c->m->started))
+        return gr_err_set(err, GR_ESTATE, "cache %s: handlers must be added before start",
+                          c->label);
+    if (c->nh >= GR_KUBE_MGR_MAX_WATCHES)
+        return gr_err_set(err, GR_ETOOBIG, "cache %s: at most %d handler sets", c->label,
+                          GR_KUBE_MGR_MAX_WATCHES);
+    c->h[c->nh++] = *h;
+    return GR_OK;
 }
 
 static void cache_free(gr_kube_cache *c)
@@ -651,6 +688,44 @@ static void ctl_free(gr_kube_ctl *ctl)
     free(ctl);
 }
 
+/* ---- runnables ---------------------------------------------------------------- */
+
+int gr_kube_mgr_add_runnable(gr_kube_mgr *m, const gr_kube_runnable_opts *o, gr_err *err)
+{
+    if (atomic_load(&m->started))
+        return gr_err_set(err, GR_ESTATE, "manager: runnables must be added before start");
+    if (!o || !o->name || !*o->name || !o->run)
+        return gr_err_set(err, GR_EINVAL, "runnable: name and run are required");
+    if (m->nrun >= GR_KUBE_MGR_MAX_RUNNABLES)
+        return gr_err_set(err, GR_ETOOBIG, "manager: at most %d runnables",
+                          GR_KUBE_MGR_MAX_RUNNABLES);
+    runnable *r = &m->runs[m->nrun];
+    memset(r, 0, sizeof *r);
+    r->name = strdup(o->name);
+    if (!r->name)
+        return gr_err_set(err, GR_ENOMEM, "out of memory");
+    r->always_on = o->always_on;
+    r->run = o->run;
+    r->ctx = o->ctx;
+    m->nrun++;
+    return GR_OK;
+}
+
+static void *runnable_main(void *arg)
+{
+    runnable *r = arg;
+    r->run(r->ctx, &r->stop);
+    return NULL;
+}
+
+static bool all_caches_synced(gr_kube_mgr *m)
+{
+    for (size_t i = 0; i < m->ncache; i++)
+        if (!gr_kube_cache_synced(m->caches[i]))
+            return false;
+    return true;
+}
+
 /* ---- readiness, metrics ------------------------------------------------------ */
 
 int gr_kube_mgr_add_ready_check(gr_kube_mgr *m, const char *name, gr_kube_check_fn fn, void *ctx,
@@ -854,6 +929,16 @@ static void *runner(void *arg)
                 gr_log(GR_LOG_ERROR, m->name, "cannot start workers",
                        GR_KV_STR("controller", c->name), GR_KV_END);
         }
+        for (size_t i = 0; i < m->nrun; i++) {
+            runnable *r = &m->runs[i];
+            if (r->started || (!r->always_on && !atomic_load(&m->leading)) || !all_caches_synced(m))
+                continue;
+            if (pthread_create(&r->th, NULL, runnable_main, r) == 0) {
+                r->started = true;
+                gr_log(GR_LOG_INFO, m->name, "Starting runnable", GR_KV_STR("runnable", r->name),
+                       GR_KV_END);
+            }
+        }
         int64_t now = gr_kube_mono_ns();
         if (now >= next_recheck) {
             next_recheck = now + m->recheck_ns;
@@ -971,6 +1056,13 @@ void gr_kube_mgr_stop(gr_kube_mgr *m)
         pthread_join(m->runner, NULL);
         m->runner_started = false;
     }
+    for (size_t i = 0; i < m->nrun; i++) {
+        runnable *r = &m->runs[i];
+        atomic_store(&r->stop, 1);
+        if (r->started)
+            pthread_join(r->th, NULL);
+        r->started = false;
+    }
     for (size_t i = 0; i < m->nctl; i++)
         ctl_stop(m->ctls[i]); /* intake stops; in-flight reconciles finish */
     for (size_t i = 0; i < m->ncache; i++) {
@@ -1005,6 +1097,8 @@ void gr_kube_mgr_free(gr_kube_mgr *m)
         cache_free(m->caches[i]);
     for (size_t i = 0; i < m->ncheck; i++)
         free(m->checks[i].name);
+    for (size_t i = 0; i < m->nrun; i++)
+        free(m->runs[i].name);
     gr_kube_client_free(m->c);
     free(m->name);
     free(m->probe_addr);

@@ -76,14 +76,15 @@
 #include "gr_kube_rest.h"
 #include "gr_kube_rt.h"
 
-#define GR_KUBE_MGR_MAX_CACHES   64
-#define GR_KUBE_MGR_MAX_CTLS     32
-#define GR_KUBE_MGR_MAX_INDEXES  8  /* per cache */
-#define GR_KUBE_MGR_MAX_WATCHES  16 /* controllers × map functions per cache */
-#define GR_KUBE_MGR_MAX_NEEDS    16 /* caches per controller */
-#define GR_KUBE_MGR_MAX_CHECKS   16
-#define GR_KUBE_MGR_MAX_WORKERS  256
-#define GR_KUBE_MGR_MAP_KEYS_MAX 64 /* keys one event may map to */
+#define GR_KUBE_MGR_MAX_CACHES    64
+#define GR_KUBE_MGR_MAX_CTLS      32
+#define GR_KUBE_MGR_MAX_INDEXES   8  /* per cache */
+#define GR_KUBE_MGR_MAX_WATCHES   16 /* controllers × map functions per cache */
+#define GR_KUBE_MGR_MAX_NEEDS     16 /* caches per controller */
+#define GR_KUBE_MGR_MAX_CHECKS    16
+#define GR_KUBE_MGR_MAX_RUNNABLES 16
+#define GR_KUBE_MGR_MAX_WORKERS   256
+#define GR_KUBE_MGR_MAP_KEYS_MAX  64 /* keys one event may map to */
 
 typedef struct gr_kube_mgr gr_kube_mgr;
 typedef struct gr_kube_cache gr_kube_cache;
@@ -135,6 +136,12 @@ int gr_kube_cache_list(gr_kube_cache *c, const char *index, const char *value, j
 bool gr_kube_cache_synced(gr_kube_cache *c);
 bool gr_kube_cache_present(gr_kube_cache *c);
 
+/* Extra handlers on the cache's events, for side state a controller keeps
+ * beside its queue (e.g. forgetting a deleted namespace). They run on the
+ * informer's thread after the store is updated, serialised with the fan-out;
+ * they must not block. Added before start; at most GR_KUBE_MGR_MAX_WATCHES. */
+int gr_kube_cache_add_handlers(gr_kube_cache *c, const gr_kube_handlers *h, gr_err *err);
+
 /* ---- controllers -------------------------------------------------------- */
 
 typedef struct gr_kube_ctl_opts {
@@ -170,6 +177,21 @@ int gr_kube_ctl_enqueue_after(gr_kube_ctl *ctl, const char *key, int64_t delay_n
 bool gr_kube_ctl_running(gr_kube_ctl *ctl);
 /* Reconciles finished so far (every result). */
 uint64_t gr_kube_ctl_reconciles(gr_kube_ctl *ctl);
+
+/* ---- runnables -------------------------------------------------------------
+ * A long-running task beside the controllers (a periodic resync ticker, a
+ * certificate watcher): run() is called on its own thread once every cache
+ * has synced and — unless always_on — this replica leads; it must return
+ * soon after *stop becomes non-zero (shutdown, before the controllers
+ * drain). */
+typedef struct gr_kube_runnable_opts {
+    const char *name;
+    bool always_on;
+    void (*run)(void *ctx, const atomic_int *stop);
+    void *ctx;
+} gr_kube_runnable_opts;
+
+int gr_kube_mgr_add_runnable(gr_kube_mgr *m, const gr_kube_runnable_opts *o, gr_err *err);
 
 /* ---- readiness ------------------------------------------------------------ */
 

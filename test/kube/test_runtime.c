@@ -506,6 +506,55 @@ static void test_shared_informer_fanout(void **state)
     env_free(&e);
 }
 
+typedef struct run_state {
+    atomic_int started, exited, adds, dels;
+} run_state;
+
+static void run_fn(void *ctx, const atomic_int *stop)
+{
+    run_state *r = ctx;
+    atomic_fetch_add(&r->started, 1);
+    while (!atomic_load(stop))
+        gr_kube_sleep_ns(10000000LL, NULL);
+    atomic_fetch_add(&r->exited, 1);
+}
+
+static void h_add(void *ctx, const json_t *o)
+{
+    (void)o;
+    atomic_fetch_add(&((run_state *)ctx)->adds, 1);
+}
+
+static void h_del(void *ctx, const json_t *o)
+{
+    (void)o;
+    atomic_fetch_add(&((run_state *)ctx)->dels, 1);
+}
+
+static void test_runnable_and_handlers(void **state)
+{
+    (void)state;
+    env e;
+    gr_err err;
+    env_init(&e, false);
+    run_state rs = {0};
+    gr_kube_runnable_opts ro = {.name = "ticker", .run = run_fn, .ctx = &rs};
+    assert_int_equal(gr_kube_mgr_add_runnable(e.m, &ro, &err), GR_OK);
+    gr_kube_handlers h = {.on_add = h_add, .on_delete = h_del, .ctx = &rs};
+    assert_int_equal(gr_kube_cache_add_handlers(e.t.widgets, &h, &err), GR_OK);
+    assert_int_equal(gr_kube_mgr_start(e.m, &err), GR_OK);
+    assert_int_equal(gr_kube_mgr_add_runnable(e.m, &ro, &err), GR_ESTATE);
+    WAIT_UNTIL(atomic_load(&rs.started) == 1);
+    json_t *w = widget("h1", 1, 0);
+    assert_int_equal(gr_kube_create(e.c, &WIDGETS, "ns", w, NULL, NULL, NULL, &err), GR_OK);
+    json_decref(w);
+    WAIT_UNTIL(atomic_load(&rs.adds) == 1);
+    gr_kube_mgr_stop(e.m);
+    assert_int_equal(atomic_load(&rs.exited), 1); /* joined by stop */
+    assert_false(gr_kube_mgr_ready(e.m, NULL, 0));
+    env_free(&e);
+}
+
 static void test_metrics_render(void **state)
 {
     (void)state;
@@ -791,6 +840,7 @@ int main(void)
         cmocka_unit_test(test_cache_sync_gating),
         cmocka_unit_test(test_optional_missing_resource),
         cmocka_unit_test(test_shared_informer_fanout),
+        cmocka_unit_test(test_runnable_and_handlers),
         cmocka_unit_test(test_metrics_render),
         cmocka_unit_test(test_leader_election_and_probes),
         cmocka_unit_test(test_events),
