@@ -746,29 +746,18 @@ static json_t *resource_list(gr_kube_fake *f, const char *group, const char *ver
                                              r->resource, "singularName", "", "namespaced",
                                              r->namespaced, "kind", r->kind, "verbs", "create",
                                              "delete", "get", "list", "patch", "update", "watch"));
-        if (r->has_status)
-            json_array_append_new(arr, json_pack("{s:s%,s:s,s:b,s:s,s:[s,s,s]}", "name",
-                                                 r->resource, strlen(r->resource), "singularName",
-                                                 "", "namespaced", r->namespaced, "kind", r->kind,
-                                                 "verbs", "get", "patch", "update"));
+        if (r->has_status) {
+            char sub[300];
+            snprintf(sub, sizeof sub, "%s/status", r->resource);
+            json_array_append_new(arr,
+                                  json_pack("{s:s,s:s,s:b,s:s,s:[s,s,s]}", "name", sub,
+                                            "singularName", "", "namespaced", r->namespaced, "kind",
+                                            r->kind, "verbs", "get", "patch", "update"));
+        }
     }
     if (json_array_size(arr) == 0) {
         json_decref(arr);
         return NULL;
-    }
-    /* "<res>/status" names: fix up the status entries */
-    size_t i;
-    json_t *e;
-    const char *prev = NULL;
-    json_array_foreach(arr, i, e)
-    {
-        const char *n = json_string_value(json_object_get(e, "name"));
-        if (prev && strcmp(prev, n) == 0) {
-            char b[300];
-            snprintf(b, sizeof b, "%s/status", n);
-            json_object_set_new(e, "name", json_string(b));
-        }
-        prev = n;
     }
     char gv[300];
     if (*group)

@@ -311,7 +311,7 @@ static enum MHD_Result on_req(void *cls, struct MHD_Connection *conn, const char
     return ret;
 }
 
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;
     char msg[512];

@@ -30,12 +30,17 @@ static const gr_kube_gvr GADGETS = {"example.com", "v1", "gadgets"};
 /* A generous bound for a loaded 2-core machine: only "never" fails. */
 #define WAIT_TICKS 2400 /* × 50 ms = 120 s */
 
-#define WAIT_UNTIL(cond)                               \
-    do {                                               \
-        int i_;                                        \
-        for (i_ = 0; i_ < WAIT_TICKS && !(cond); i_++) \
-            gr_kube_sleep_ns(50000000LL, NULL);        \
-        assert_true(cond);                             \
+#define WAIT_UNTIL(cond)                                                           \
+    do {                                                                           \
+        bool ok_ = false;                                                          \
+        for (int i_ = 0; i_ < WAIT_TICKS && !ok_; i_++) {                          \
+            if ((cond))                                                            \
+                ok_ = true;                                                        \
+            else                                                                   \
+                gr_kube_sleep_ns(50000000LL, NULL);                                \
+        }                                                                          \
+        if (!ok_)                                                                  \
+            fail_msg("never became true within %d s: %s", WAIT_TICKS / 20, #cond); \
     } while (0)
 
 /* ---- the toy reconciler -------------------------------------------------- */
@@ -465,6 +470,16 @@ static size_t map_label(void *ctx, const json_t *obj, char (*keys)[GR_KUBE_KEY_M
     return 1;
 }
 
+static size_t index_count(gr_kube_cache *c, const char *index, const char *value)
+{
+    json_t *l = NULL;
+    if (gr_kube_cache_list(c, index, value, &l, NULL) != GR_OK)
+        return 0;
+    size_t n = json_array_size(l);
+    json_decref(l);
+    return n;
+}
+
 static void test_shared_informer_fanout(void **state)
 {
     (void)state;
@@ -500,9 +515,7 @@ static void test_shared_informer_fanout(void **state)
     WAIT_UNTIL(atomic_load(&r1.n) >= 1 && atomic_load(&r2.n) >= 1);
     assert_int_equal(gr_kube_fake_count(e.f, "WATCH", "configmaps"), 1);
     assert_int_equal(gr_kube_fake_count(e.f, "LIST", "configmaps"), 1);
-    json_t *l = NULL;
-    WAIT_UNTIL(gr_kube_cache_list(a, "app", "web", &l, NULL) == GR_OK && json_array_size(l) == 1);
-    json_decref(l);
+    WAIT_UNTIL(index_count(a, "app", "web") == 1);
     env_free(&e);
 }
 
