@@ -823,6 +823,8 @@ static void count(gr_kube_fake *f, const char *method, const char *resource)
     char k[200];
     snprintf(k, sizeof k, "%s|%s", method, resource ? resource : "");
     uintptr_t n = (uintptr_t)gr_kube_map_get(&f->counts, k);
+    if (n == 0 && f->counts.n >= 4096)
+        return; /* bounded: paths of unknown resources are not all remembered */
     gr_kube_map_put(&f->counts, k, (void *)(n + 1), NULL);
 }
 
@@ -1327,8 +1329,16 @@ static int do_watch(gr_kube_fake *f, target *t, query *q, const gr_kube_opts *o,
             return rc;
         size_t i;
         json_t *it;
-        json_array_foreach(items, i, it) emit(&out, "ADDED", it);
+        json_array_foreach(items, i, it)
+        {
+            if ((rc = emit(&out, "ADDED", it)) != GR_OK)
+                break;
+        }
         json_decref(items);
+        if (rc != GR_OK) {
+            gr_buf_free(&out);
+            return gr_err_set(err, rc, "watch: initial events: %s", gr_rc_name(rc));
+        }
         cursor = f->rv;
     } else {
         cursor = strtoull(q->resource_version, NULL, 10);
@@ -1351,11 +1361,15 @@ static int do_watch(gr_kube_fake *f, target *t, query *q, const gr_kube_opts *o,
                 hist *h = &f->ring[(f->head + i) % GR_KUBE_FAKE_HISTORY];
                 if (h->rv <= cursor || h->r != t->r)
                     continue;
-                if (t->ns && strcmp(h->ns, t->ns) != 0)
+                if (t->ns && strcmp(h->ns ? h->ns : "", t->ns) != 0)
                     continue;
                 int ty = visible(h, q->label_selector, q->field_selector);
-                if (ty >= 0)
-                    emit(&out, ev_name(ty), h->obj);
+                if (ty >= 0 && (rc = emit(&out, ev_name(ty), h->obj)) != GR_OK)
+                    break;
+            }
+            if (rc != GR_OK) { /* never drop an event silently: end the stream */
+                gr_err_set(err, rc, "watch: %s", gr_rc_name(rc));
+                break;
             }
             if (cursor < f->rv)
                 cursor = f->rv;

@@ -345,11 +345,18 @@ int gr_kube_http_start(const char *addr, gr_kube_http_fn fn, void *ctx, gr_kube_
     sin.sin_family = AF_INET;
     sin.sin_port = htons((uint16_t)port);
     sin.sin_addr.s_addr = htonl(ip);
-    h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, (uint16_t)port,
-                            NULL, NULL, on_req, h, MHD_OPTION_SOCK_ADDR, &sin,
-                            MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_CONNECTION_LIMIT, 64u,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
-                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+    if (addr[0] == ':') /* no host: every interface, IPv6 too where the kernel has it */
+        h->d = MHD_start_daemon(
+            MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_DUAL_STACK,
+            (uint16_t)port, NULL, NULL, on_req, h, MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+            MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+    if (!h->d)
+        h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, (uint16_t)port,
+                                NULL, NULL, on_req, h, MHD_OPTION_SOCK_ADDR, &sin,
+                                MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_CONNECTION_LIMIT,
+                                64u, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+                                MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
     if (!h->d) {
         free(h);
         return gr_err_set(err, GR_EIO, "cannot listen on %s (address in use or not local?)", addr);

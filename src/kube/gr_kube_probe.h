@@ -89,8 +89,10 @@ int gr_kube_probe_render(const gr_kube_check_result *r, size_t n, bool verbose, 
                          int *http);
 
 /* Pure: parse a bind address: "0" or "" = off (*off = true); ":8081",
- * "0.0.0.0:8081", "127.0.0.1:0" (port 0 = any free port). IPv4 only; a
- * missing host binds every interface. GR_EINVAL naming the flag value. */
+ * "0.0.0.0:8081", "127.0.0.1:0" (port 0 = any free port). Hosts are IPv4
+ * literals (or "localhost"); a missing host binds every interface, IPv4
+ * and IPv6 (dual stack) where the kernel offers IPv6. GR_EINVAL naming the
+ * value. */
 int gr_kube_bind_parse(const char *addr, bool *off, uint32_t *ipv4_host_order, int *port,
                        gr_err *err);
 

@@ -721,6 +721,39 @@ static void test_leader_election_and_probes(void **state)
     gr_kube_fake_free(f);
 }
 
+static int hello(void *ctx, const char *path, const char *query, gr_buf *body, int *http,
+                 const char **ctype)
+{
+    (void)ctx;
+    (void)query;
+    (void)ctype;
+    *http = strcmp(path, "/hello") == 0 ? 200 : 404;
+    return gr_buf_puts(body, "hi");
+}
+
+static void test_http_server(void **state)
+{
+    (void)state;
+    gr_err err;
+    gr_kube_http *h = NULL;
+    /* no host: every interface (dual stack where available); IPv4 loopback answers */
+    assert_int_equal(gr_kube_http_start(":0", hello, NULL, &h, &err), GR_OK);
+    assert_true(gr_kube_http_port(h) > 0);
+    gr_buf b = GR_BUF_INIT(4096);
+    assert_int_equal(http_get(gr_kube_http_port(h), "/hello", &b), 200);
+    assert_string_equal(gr_buf_cstr(&b), "hi");
+    assert_int_equal(http_get(gr_kube_http_port(h), "/other", &b), 404);
+    /* the port is taken: a clear error naming the address */
+    char addr[32];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", gr_kube_http_port(h));
+    gr_kube_http *h2 = NULL;
+    assert_int_equal(gr_kube_http_start(addr, hello, NULL, &h2, &err), GR_EIO);
+    assert_non_null(strstr(err.msg, addr));
+    assert_int_equal(gr_kube_http_start("0", hello, NULL, &h2, &err), GR_EINVAL);
+    gr_kube_http_stop(h);
+    gr_buf_free(&b);
+}
+
 static void test_events(void **state)
 {
     (void)state;
@@ -856,6 +889,7 @@ int main(void)
         cmocka_unit_test(test_runnable_and_handlers),
         cmocka_unit_test(test_metrics_render),
         cmocka_unit_test(test_leader_election_and_probes),
+        cmocka_unit_test(test_http_server),
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_bad_input),
     };
