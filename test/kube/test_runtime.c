@@ -676,8 +676,11 @@ static void test_leader_election_and_probes(void **state)
                                .lease_ns = "ns",
                                .lease_name = "240fe9c6.nvidia.com",
                                .identity = ids[i],
-                               .lease_duration_ns = 2000000000LL,
-                               .renew_deadline_ns = 1500000000LL,
+                               /* long enough that a starved thread on a loaded
+                                * machine does not lose the lease; the handover
+                                * below is a release, so nothing waits for expiry */
+                               .lease_duration_ns = 20000000000LL,
+                               .renew_deadline_ns = 15000000000LL,
                                .retry_period_ns = 100000000LL};
         assert_int_equal(gr_kube_mgr_new(c, &mo, &m[i], &err), GR_OK);
         gr_kube_ctl_opts k1 = {.name = "leader-only", .reconcile = count_reconcile, .ctx = &lo[i]};
