@@ -724,6 +724,39 @@ static void test_leader_election_and_probes(void **state)
     gr_kube_fake_free(f);
 }
 
+static void test_leader_lost_is_fatal(void **state)
+{
+    (void)state;
+    gr_err err;
+    gr_kube_fake *f = NULL;
+    gr_kube_client *c = NULL;
+    assert_int_equal(gr_kube_fake_new(&f, &err), GR_OK);
+    assert_int_equal(gr_kube_fake_client(f, &c, &err), GR_OK);
+    gr_kube_mgr_opts mo = {.leader_elect = true,
+                           .lease_ns = "ns",
+                           .lease_name = "240fe9c6.nvidia.com",
+                           .identity = "solo",
+                           .lease_duration_ns = 1000000000LL,
+                           .renew_deadline_ns = 600000000LL,
+                           .retry_period_ns = 100000000LL};
+    gr_kube_mgr *m = NULL;
+    assert_int_equal(gr_kube_mgr_new(c, &mo, &m, &err), GR_OK);
+    assert_int_equal(gr_kube_mgr_start(m, &err), GR_OK);
+    WAIT_UNTIL(gr_kube_mgr_is_leader(m));
+    /* the API server refuses every renewal: the leader steps down and the
+     * manager reports it (the program exits 1 and restarts clean) */
+    assert_int_equal(gr_kube_fake_fail(f, "PUT", "leases", NULL, 1000000, 500, "InternalError",
+                                       "etcdserver: request timed out", &err),
+                     GR_OK);
+    atomic_int never = 0;
+    assert_int_equal(gr_kube_mgr_wait(m, &never, &err), GR_ESTATE);
+    assert_non_null(strstr(err.msg, "leader election lost"));
+    assert_false(gr_kube_mgr_is_leader(m));
+    gr_kube_fake_clear_failures(f);
+    gr_kube_mgr_free(m);
+    gr_kube_fake_free(f);
+}
+
 static int hello(void *ctx, const char *path, const char *query, gr_buf *body, int *http,
                  const char **ctype)
 {
@@ -892,6 +925,7 @@ int main(void)
         cmocka_unit_test(test_runnable_and_handlers),
         cmocka_unit_test(test_metrics_render),
         cmocka_unit_test(test_leader_election_and_probes),
+        cmocka_unit_test(test_leader_lost_is_fatal),
         cmocka_unit_test(test_http_server),
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_bad_input),
