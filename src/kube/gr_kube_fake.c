@@ -20,6 +20,7 @@
 typedef struct res {
     char *group, *version, *resource, *kind;
     bool namespaced, has_status, live;
+    bool custom; /* registered by the test (a CRD): bodies must name their kind */
 } res;
 
 enum { EV_ADDED = 0, EV_MODIFIED, EV_DELETED };
@@ -1152,6 +1153,19 @@ static int serve(gr_kube_fake *f, const char *method, const char *path, const ch
             goto out;
         }
     }
+    if (t.r->custom && json_is_object(in) && !t.sub &&
+        (strcmp(verb, "POST") == 0 || strcmp(verb, "PUT") == 0) &&
+        !json_string_value(json_object_get(in, "kind"))) {
+        /* the API server decodes custom resources as unstructured objects,
+         * which must carry their kind (built-in types default it) */
+        rc = status_resp(resp, http, 400, "BadRequest", NULL, NULL,
+                         "the object provided is unrecognized (must be of type %s): Object "
+                         "'Kind' is missing in '%.*s' (%.*s%s)",
+                         t.r->kind, (int)(blen > 600 ? 600 : blen), body,
+                         (int)(blen > 30 ? 30 : blen), body, blen > 30 ? " ..." : "");
+        json_decref(in);
+        goto out;
+    }
     gr_buf key = GR_BUF_INIT(4096);
     if (t.name)
         obj_key(t.r, t.ns, t.name, &key);
@@ -1639,6 +1653,10 @@ int gr_kube_fake_add_resource(gr_kube_fake *f, const gr_kube_gvr *gvr, const cha
     pthread_mutex_lock(&f->mu);
     int rc = add_res(f, gvr->group ? gvr->group : "", gvr->version, gvr->resource, kind, namespaced,
                      has_status);
+    res *r =
+        rc == GR_OK ? find_res(f, gvr->group ? gvr->group : "", gvr->version, gvr->resource) : NULL;
+    if (r)
+        r->custom = true;
     pthread_cond_broadcast(&f->cv);
     pthread_mutex_unlock(&f->mu);
     if (rc != GR_OK)

@@ -76,7 +76,9 @@ void gr_kube_fake_free(gr_kube_fake *f);
 int gr_kube_fake_client(gr_kube_fake *f, gr_kube_client **out, gr_err *err);
 
 /* Register (or re-register) a resource; kind is the object kind
- * ("Widget"); has_status adds the status subresource. Registering a
+ * ("Widget"); has_status adds the status subresource. Such a resource is
+ * a custom resource: POST/PUT bodies without "kind" get 400 BadRequest as
+ * from the API server ("Object 'Kind' is missing"). Registering a
  * resource is installing its CRD; removing it is uninstalling it (its
  * objects are dropped, open watches on it end). GR_ENOMEM. */
 int gr_kube_fake_add_resource(gr_kube_fake *f, const gr_kube_gvr *gvr, const char *kind,

@@ -232,6 +232,12 @@ static void test_finalizers_and_gc(void **state)
     json_t *owner = json_pack("{s:{s:s,s:s,s:[s]},s:{}}", "metadata", "name", "own", "namespace",
                               "ns", "finalizers", "example.com/f", "spec");
     json_t *o = NULL;
+    /* a custom resource must name its kind, as on the API server */
+    assert_int_equal(gr_kube_create(e->c, &WIDGETS, "ns", owner, NULL, &o, &st, &err), GR_EINVAL);
+    assert_int_equal(st.http_code, 400);
+    assert_non_null(strstr(st.message, "Object 'Kind' is missing"));
+    json_object_set_new(owner, "apiVersion", json_string("example.com/v1"));
+    json_object_set_new(owner, "kind", json_string("Widget"));
     assert_int_equal(gr_kube_create(e->c, &WIDGETS, "ns", owner, NULL, &o, &st, &err), GR_OK);
     json_t *dep = cm("ns", "dep", "x");
     json_object_set_new(json_object_get(dep, "metadata"), "ownerReferences",
