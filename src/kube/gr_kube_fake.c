@@ -717,6 +717,23 @@ __attribute__((format(printf, 7, 8))) static int status_resp(gr_buf *resp, long 
     return put_json(resp, http, code, st);
 }
 
+/* The API server's plain-text answer for a path no API group serves. */
+static int page_not_found(gr_buf *resp, long *http)
+{
+    *http = 404;
+    gr_buf_reset(resp);
+    return gr_buf_puts(resp, "404 page not found\n");
+}
+
+static bool group_served(gr_kube_fake *f, const char *group, const char *version)
+{
+    for (size_t i = 0; i < f->nres; i++)
+        if (f->res[i].live && strcmp(f->res[i].group, group) == 0 &&
+            strcmp(f->res[i].version, version) == 0)
+            return true;
+    return false;
+}
+
 static int not_found(gr_buf *resp, long *http, const target *t)
 {
     if (!t->r || !t->name)
@@ -1111,14 +1128,16 @@ static int serve(gr_kube_fake *f, const char *method, const char *path, const ch
             target_free(&t);
             query_free(&q);
             if (!doc)
-                return status_resp(resp, http, 404, "NotFound", NULL, NULL,
-                                   "the server could not find the requested resource");
+                return page_not_found(resp, http);
             return put_json(resp, http, 200, doc);
         }
     }
     if (!resolve(f, &t) || !t.r) {
         count(f, method, t.resource);
-        rc = not_found(resp, http, &t);
+        if (t.group && t.version && !group_served(f, t.group, t.version))
+            rc = page_not_found(resp, http); /* no such API group/version at all */
+        else
+            rc = not_found(resp, http, &t);
         goto out;
     }
     if (t.sub && strcmp(t.sub, "status") != 0) {

@@ -105,9 +105,13 @@ static void test_crud_conflict_and_status_bodies(void **state)
     json_decref(upd);
     json_decref(stale);
     json_decref(out);
-    /* unknown resource: the "CRD not installed" answer */
+    /* a CRD not installed: no such API group → the server's plain 404 page;
+     * a served group without that resource → a NotFound Status */
     gr_kube_gvr missing = {"nope.example.com", "v1", "things"};
     assert_int_equal(gr_kube_list(e->c, &missing, "ns", NULL, &out, &st, &err), GR_ENOTFOUND);
+    assert_string_equal(st.message, "404 page not found ");
+    gr_kube_gvr sibling = {"example.com", "v1", "things"};
+    assert_int_equal(gr_kube_list(e->c, &sibling, "ns", NULL, &out, &st, &err), GR_ENOTFOUND);
     assert_string_equal(st.message, "the server could not find the requested resource");
 }
 

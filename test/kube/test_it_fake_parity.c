@@ -133,6 +133,17 @@ static void scenario(gr_kube_client *c, const char *ns, json_t *log)
         json_pack("{s:i}", "items", (int)json_array_size(json_object_get(out, "items"))));
     json_decref(out);
 
+    gr_kube_opts fq = {.field_selector = "metadata.name=b"};
+    rc = gr_kube_list(c, &GR_KUBE_CONFIGMAPS, ns, &fq, &out, &st, &err);
+    rec(log, "list field selector", rc, &st, true,
+        json_pack("{s:i}", "items", (int)json_array_size(json_object_get(out, "items"))));
+    json_decref(out);
+    gr_kube_gvr missing = {"nope.example.com", "v1", "things"};
+    rc = gr_kube_list(c, &missing, ns, NULL, &out, &st, &err);
+    rec(log, "list unserved resource", rc, &st, true, NULL);
+    rc = gr_kube_get(c, &missing, ns, "x", NULL, &out, &st, &err);
+    rec(log, "get unserved resource", rc, &st, true, NULL);
+
     /* a custom resource with a status subresource */
     json_t *pg = json_pack("{s:s,s:s,s:{s:s},s:{s:i,s:s},s:{s:s}}", "apiVersion",
                            "scheduling.run.ai/v2alpha2", "kind", "PodGroup", "metadata", "name",
