@@ -568,6 +568,56 @@ static void test_runnable_and_handlers(void **state)
     env_free(&e);
 }
 
+typedef struct slow {
+    atomic_int started, finished;
+} slow;
+
+static int slow_reconcile(void *ctx, const char *key, int64_t *after, gr_err *err)
+{
+    (void)key;
+    (void)after;
+    (void)err;
+    slow *s = ctx;
+    atomic_fetch_add(&s->started, 1);
+    gr_kube_sleep_ns(1000000000LL, NULL);
+    atomic_fetch_add(&s->finished, 1);
+    return GR_OK;
+}
+
+static void test_graceful_drain(void **state)
+{
+    (void)state;
+    gr_err err;
+    gr_kube_fake *f = NULL;
+    gr_kube_client *c = NULL;
+    assert_int_equal(gr_kube_fake_new(&f, &err), GR_OK);
+    assert_int_equal(gr_kube_fake_client(f, &c, &err), GR_OK);
+    gr_kube_mgr *m = NULL;
+    assert_int_equal(gr_kube_mgr_new(c, NULL, &m, &err), GR_OK);
+    slow s = {0};
+    gr_kube_ctl *ctl = NULL;
+    gr_kube_ctl_opts ko = {.name = "slow", .workers = 1, .reconcile = slow_reconcile, .ctx = &s};
+    assert_int_equal(gr_kube_mgr_add_controller(m, &ko, &ctl, &err), GR_OK);
+    assert_int_equal(gr_kube_mgr_start(m, &err), GR_OK);
+    for (int i = 0; i < 10; i++) {
+        char k[16];
+        snprintf(k, sizeof k, "ns/k%d", i);
+        gr_kube_ctl_enqueue(ctl, k);
+    }
+    WAIT_UNTIL(atomic_load(&s.started) >= 1);
+    /* SIGTERM path: the reconcile in flight finishes, queued keys are not started */
+    gr_kube_mgr_stop(m);
+    int started = atomic_load(&s.started);
+    assert_int_equal(atomic_load(&s.finished), started);
+    assert_true(started < 10);
+    assert_false(gr_kube_ctl_running(ctl));
+    assert_int_equal(gr_kube_ctl_enqueue(ctl, "ns/late"), GR_OK); /* ignored after stop */
+    gr_kube_sleep_ns(100000000LL, NULL);
+    assert_int_equal(atomic_load(&s.started), started);
+    gr_kube_mgr_free(m);
+    gr_kube_fake_free(f);
+}
+
 static void test_metrics_render(void **state)
 {
     (void)state;
@@ -923,6 +973,7 @@ int main(void)
         cmocka_unit_test(test_optional_missing_resource),
         cmocka_unit_test(test_shared_informer_fanout),
         cmocka_unit_test(test_runnable_and_handlers),
+        cmocka_unit_test(test_graceful_drain),
         cmocka_unit_test(test_metrics_render),
         cmocka_unit_test(test_leader_election_and_probes),
         cmocka_unit_test(test_leader_lost_is_fatal),
