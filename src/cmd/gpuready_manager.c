@@ -45,6 +45,7 @@ typedef struct flags {
     const char *kubeconfig;
     const char *zap_log_level;
     bool enable_http2;
+    int64_t workload_creation_deadline_ns; /* for the Job controller (nvcre-job-crd.md) */
 } flags;
 
 static void usage(FILE *f)
@@ -79,6 +80,9 @@ static void usage(FILE *f)
         "in-cluster, ~/.kube/config)\n"
         "  --enable-http2                        use HTTP/2 to the API server (default "
         "false)\n"
+        "  --workload-creation-deadline D        how long the Job controller retries a rejected "
+        "workload\n"
+        "                                        create before failing the Job (default 10m)\n"
         "  --zap-log-level LEVEL                 debug, info, warn, error, or a number (>= 1 "
         "= debug)\n"
         "  --zap-devel                           accepted for compatibility (logs are always "
@@ -186,6 +190,7 @@ static int parse_flags(int argc, char **argv, flags *f)
             "--namespace",
             "--kubeconfig",
             "--zap-log-level",
+            "--workload-creation-deadline",
         };
         bool known = false;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
@@ -224,6 +229,8 @@ static int parse_flags(int argc, char **argv, flags *f)
             f->kubeconfig = v;
         else if (strcmp(name, "--zap-log-level") == 0)
             f->zap_log_level = v;
+        else if (strcmp(name, "--workload-creation-deadline") == 0)
+            rc = parse_dur(name, v, &f->workload_creation_deadline_ns);
         if (rc)
             return rc;
     }
@@ -361,7 +368,8 @@ int main(int argc, char **argv)
                .renew_deadline_ns = 10000000000LL,
                .retry_period_ns = 2000000000LL,
                .max_concurrent = 10,
-               .measurement_max_concurrent = 5};
+               .measurement_max_concurrent = 5,
+               .workload_creation_deadline_ns = 600000000000LL};
     int prc = parse_flags(argc, argv, &f);
     if (prc < 0)
         return 0;
@@ -441,6 +449,8 @@ int main(int argc, char **argv)
            GR_KV_STR("lease-namespace", lns), GR_KV_INT("namespaces", (long long)f.nnamespaces),
            GR_KV_INT("max-concurrent-reconciles", f.max_concurrent),
            GR_KV_INT("measurement-max-concurrent-reconciles", f.measurement_max_concurrent),
+           GR_KV_INT("workload-creation-deadline-seconds",
+                     f.workload_creation_deadline_ns / 1000000000LL),
            GR_KV_END);
     if (gr_kube_mgr_start(m, &err) != GR_OK) {
         gr_log(GR_LOG_ERROR, MOD, "problem running manager", GR_KV_STR("error", err.msg),

@@ -9,7 +9,8 @@ out=$("$MGR" --help) || fail "--help exited $?"
 for f in --metrics-bind-address --health-probe-bind-address --leader-elect \
          --leader-election-namespace --leader-elect-lease-duration --leader-elect-renew-deadline \
          --leader-elect-retry-period --max-concurrent-reconciles \
-         --measurement-max-concurrent-reconciles --namespace --kubeconfig --zap-log-level; do
+         --measurement-max-concurrent-reconciles --namespace --kubeconfig --zap-log-level \
+         --workload-creation-deadline; do
   [[ $out == *"$f"* ]] || fail "--help does not mention $f"
 done
 [[ $("$MGR" -h) == "$out" ]] || fail "-h differs from --help"
@@ -35,6 +36,7 @@ expect_usage '--health-probe-bind-address' --health-probe-bind-address 8081
 expect_usage '--metrics-bind-address' --metrics-bind-address=host.example:1
 expect_usage 'invalid value "loud" for --zap-log-level' --zap-log-level=loud
 expect_usage 'unexpected argument "serve"' serve
+expect_usage 'invalid value "soon" for --workload-creation-deadline' --workload-creation-deadline=soon
 
 # No API server to talk to: a clear startup failure, exit 1 (not a hang).
 rc=0
