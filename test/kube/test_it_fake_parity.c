@@ -248,9 +248,11 @@ static void scenario(gr_kube_client *c, const char *ns, json_t *log)
     json_t *seen = json_array();
     gr_kube_opts wo = {.label_selector = "app=w",
                        .resource_version = rv,
-                       .timeout_seconds = 2,
+                       .timeout_seconds = 30,
                        .allow_bookmarks = true};
-    gr_kube_watch(c, &GR_KUBE_CONFIGMAPS, ns, &wo, 30, collect_event, seen, NULL, &st, &err);
+    /* stops after the 4 expected events; the timeout only bounds a server
+     * that never sends them (generous for a loaded machine) */
+    gr_kube_watch(c, &GR_KUBE_CONFIGMAPS, ns, &wo, 60, collect_event, seen, NULL, &st, &err);
     rec(log, "watch transitions", GR_OK, &st, false, seen);
 
     gr_kube_opts pre = {.precondition_uid = "00000000-0000-0000-0000-000000000000"};
