@@ -476,10 +476,18 @@ static gr_cel_val str_index_of(ectx *c, const cel_node *n, const gr_cel_val *a, 
     if (charge_bytes(c, sl + tl))
         return cost_err(c, n);
     size_t count = cel_utf8_count(s, sl);
-    int64_t off = na == 3 ? a[2].u.i : (last ? (int64_t)count : 0);
-    if (off < 0 || (uint64_t)off > count)
-        return cel_err(GR_EINVAL, n->off, "index out of range: %" PRId64, off);
     size_t tcount = cel_utf8_count(t, tl);
+    /* cel-go v0.26.0 ext/strings.go (Kubernetes 1.36): an empty needle
+     * returns the offset as given; a negative offset is an error; an offset
+     * at or past the end yields -1 (not an error); lastIndexOf searches
+     * backwards from min(offset, size - size(needle)). */
+    if (tl == 0)
+        return gr_cel_val_int(na == 3 ? a[2].u.i : last ? (int64_t)count : 0);
+    int64_t off = na == 3 ? a[2].u.i : (last ? (int64_t)count - 1 : 0);
+    if (na == 3 && off < 0)
+        return cel_err(GR_EINVAL, n->off, "index out of range: %" PRId64, off);
+    if (off < 0 || (uint64_t)off >= count || tcount > count)
+        return gr_cel_val_int(-1);
     if (!last) {
         size_t b = cp_to_byte(s, sl, (size_t)off);
         const char *f = find_bytes(s + b, sl - b, t, tl);
@@ -487,13 +495,9 @@ static gr_cel_val str_index_of(ectx *c, const cel_node *n, const gr_cel_val *a, 
             return gr_cel_val_int(-1);
         return gr_cel_val_int((int64_t)cel_utf8_count(s, (size_t)(f - s)));
     }
-    if (tl == 0)
-        return gr_cel_val_int(off);
     /* last occurrence starting at a code point index <= off */
-    if ((size_t)off + tcount > count)
-        off = (int64_t)(count >= tcount ? count - tcount : 0);
-    if (tcount > count)
-        return gr_cel_val_int(-1);
+    if ((size_t)off > count - tcount)
+        off = (int64_t)(count - tcount);
     size_t limit = cp_to_byte(s, sl, (size_t)off);
     int64_t best = -1;
     const char *p = s;
@@ -752,7 +756,8 @@ static gr_cel_val conv_num(const cel_node *n, const gr_cel_val *a)
                 return cel_err(GR_EINVAL, n->off, "range error converting %g to int", d);
             return gr_cel_val_int((int64_t)d);
         }
-        if (!(d > -1.0 && d < 18446744073709551616.0))
+        /* cel-go: negative values (-0.5 too), NaN and >= 2^64 overflow; -0.0 is 0u */
+        if (!(d >= 0.0 && d < 18446744073709551616.0))
             return cel_err(GR_EINVAL, n->off, "range error converting %g to uint", d);
         return gr_cel_val_uint((uint64_t)d);
     }

@@ -132,6 +132,8 @@ void cel_timestamp_fmt(int64_t sec, int32_t nsec, char *out, size_t outsz);
 /* Offset in seconds east of UTC of time zone `tz` ("UTC", "+05:30", "-08:00",
  * "America/Los_Angeles" via the system tz database) at instant `sec`. */
 int cel_tz_offset(const char *tz, size_t len, int64_t sec, int64_t *off);
+/* Number of zones held by the time-zone cache (for tests). */
+size_t cel_tz_cache_size(void);
 /* Civil date of days since 1970-01-01. */
 void cel_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
 

@@ -902,10 +902,12 @@ static cel_node *parse_literal_num(parser *p, bool neg)
     return nd;
 }
 
+/* Field and method names: identifiers, including the reserved words (the
+ * grammar lexes them as IDENTIFIER), but not the keywords `true`, `false`,
+ * `null` and `in`, which are tokens of their own (cel-go rejects `x.null`). */
 static bool is_field_tok(int t)
 {
-    return t == T_IDENT || t == T_RESERVED || t == T_TRUE || t == T_FALSE || t == T_NULL ||
-           t == T_IN;
+    return t == T_IDENT || t == T_RESERVED;
 }
 
 /* Message construction: the current token is the first identifier `t` of a
@@ -1105,8 +1107,7 @@ static cel_node *parse_member(parser *p, bool neg_literal)
             tok *f = cur(p);
             const char *name;
             size_t nlen;
-            if (f->t == T_IDENT || f->t == T_RESERVED || f->t == T_TRUE || f->t == T_FALSE ||
-                f->t == T_NULL || f->t == T_IN) {
+            if (is_field_tok(f->t)) {
                 name = p->src + f->off;
                 nlen = f->len;
             } else if (f->t == T_QIDENT) {
@@ -1473,9 +1474,10 @@ static bool chain_name(const cel_node *nd, gr_buf *b, const cel_node **root)
 
 /* Turn nd into a resolved reference to `name` (declared variable, type or
  * undeclared). Returns false when nothing matched and `must` is false. */
-static bool bind_name(parser *p, cel_node *nd, const char *name, size_t n, bool must)
+static bool bind_name(parser *p, cel_node *nd, const char *name, size_t n, bool must, bool abs)
 {
-    int d = find_decl_c(p, name, n);
+    /* A root-scoped name (`.y`) ignores the container. */
+    int d = abs ? find_decl(p->prog, name, n) : find_decl_c(p, name, n);
     if (d >= 0) {
         nd->op = N_VAR;
         nd->slot = d;
@@ -1522,7 +1524,7 @@ static void resolve(parser *p, cel_node *nd, const scope *sc)
             nd->slot = l->slot;
             return;
         }
-        bind_name(p, nd, nd->name, nd->namelen, true);
+        bind_name(p, nd, nd->name, nd->namelen, true, (nd->flags & NF_ROOTDOT) != 0);
         return;
     }
     case N_SELECT:
@@ -1531,7 +1533,7 @@ static void resolve(parser *p, cel_node *nd, const scope *sc)
             const cel_node *root = NULL;
             if (chain_name(nd, &b, &root) && root &&
                 ((root->flags & NF_ROOTDOT) || !find_local(sc, root->name)) &&
-                bind_name(p, nd, gr_buf_cstr(&b), b.len, false)) {
+                bind_name(p, nd, gr_buf_cstr(&b), b.len, false, (root->flags & NF_ROOTDOT) != 0)) {
                 gr_buf_free(&b);
                 return;
             }
