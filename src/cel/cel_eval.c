@@ -24,15 +24,8 @@
 #define CEL_RE_MATCH_LIMIT 1000000u
 #define CEL_RE_DEPTH_LIMIT 10000u
 
-typedef struct ectx {
-    const gr_cel_program *prog;
-    const gr_cel_val *vars;
-    gr_cel_val *locals;
-    uint64_t cost, max_cost;
-    bool over;
-} ectx;
-
 static gr_cel_val eval(ectx *c, const cel_node *n);
+static gr_cel_val eval_comp2(ectx *c, const cel_node *n);
 
 static bool charge(ectx *c, uint64_t units)
 {
@@ -84,6 +77,27 @@ static gr_cel_val no_overload(const cel_node *n, const gr_cel_val *a, size_t na)
 static gr_cel_val mk_bool(bool b)
 {
     return gr_cel_val_bool(b);
+}
+
+/* For the extension libraries (cel_lib.c). */
+bool cel_charge(ectx *c, uint64_t units)
+{
+    return charge(c, units);
+}
+
+bool cel_charge_bytes(ectx *c, size_t n)
+{
+    return charge_bytes(c, n);
+}
+
+gr_cel_val cel_cost_err(ectx *c, const cel_node *n)
+{
+    return cost_err(c, n);
+}
+
+gr_cel_val cel_no_overload(const cel_node *n, const gr_cel_val *a, size_t na)
+{
+    return no_overload(n, a, na);
 }
 
 /* ---- regular expressions ---- */
@@ -687,7 +701,7 @@ static bool parse_u64(const char *s, size_t n, uint64_t *out)
     return true;
 }
 
-static gr_cel_val conv_string(const cel_node *n, const gr_cel_val *a)
+gr_cel_val cel_conv_string(const cel_node *n, const gr_cel_val *a)
 {
     char tmp[64];
     switch (a->kind) {
@@ -1016,7 +1030,7 @@ static gr_cel_val call_fn(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
     case F_DOUBLE:
         return conv_num(n, &a[0]);
     case F_STRING:
-        return conv_string(n, &a[0]);
+        return cel_conv_string(n, &a[0]);
     case F_BYTES:
         if (a[0].kind == GR_CEL_BYTES)
             return cel_ref(&a[0]);
@@ -1076,9 +1090,14 @@ static gr_cel_val call_fn(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
     default:
         break;
     }
+    if (n->fn >= F_LIB_FIRST_)
+        return cel_lib_call(c, n, a, na);
     /* Kubernetes string extensions: receiver is a string (join: a list). */
     if (n->fn == F_JOIN)
         return list_join(c, n, a, na);
+    /* Kubernetes list library: indexOf/lastIndexOf on lists. */
+    if ((n->fn == F_INDEXOF || n->fn == F_LASTINDEXOF) && a[0].kind == GR_CEL_LIST)
+        return cel_lib_call(c, n, a, na);
     if (a[0].kind != GR_CEL_STRING)
         return no_overload(n, a, na);
     size_t sl;
@@ -1296,6 +1315,177 @@ static gr_cel_val eval_comp(ectx *c, const cel_node *n)
     for (size_t i = 0; i < nout; i++)
         gr_cel_val_release(&out[i]);
     free(out);
+    gr_cel_val_release(&pending);
+    gr_cel_val_release(&range);
+    return result;
+}
+
+/* cel.bind and the two-variable comprehensions (cel-go ext). */
+static gr_cel_val eval_comp2(ectx *c, const cel_node *n)
+{
+    if (n->fn == CM_BIND) {
+        gr_cel_val *slot = &c->locals[n->slot];
+        gr_cel_val init = eval(c, n->args[0]);
+        if (cel_is_err(&init) && cel_err_of(&init)->code == GR_ETOOBIG)
+            return init;
+        gr_cel_val saved = *slot;
+        *slot = init; /* an error stays a value: it matters only if read */
+        gr_cel_val r = eval(c, n->args[1]);
+        gr_cel_val_release(slot);
+        *slot = saved;
+        return r;
+    }
+    gr_cel_val range = eval(c, n->args[0]);
+    if (cel_is_err(&range))
+        return range;
+    if (range.kind != GR_CEL_LIST && range.kind != GR_CEL_MAP) {
+        gr_cel_val r = cel_err(GR_EINVAL, n->off, "no such overload: comprehension over '%s'",
+                               gr_cel_val_type_name(&range));
+        gr_cel_val_release(&range);
+        return r;
+    }
+    bool is_list = range.kind == GR_CEL_LIST;
+    size_t len = is_list ? cel_list_len(&range) : cel_map_len(&range);
+    gr_cel_val *s1 = &c->locals[n->slot], *s2 = &c->locals[n->slot2];
+    gr_cel_val pending = {0}, result = {0};
+    bool have = false;
+    int64_t count = 0;
+    gr_cel_val *ok = NULL, *ov = NULL; /* transform output: keys, values */
+    size_t nout = 0;
+    if (n->fn == CM_TLIST || n->fn == CM_TMAP) {
+        ok = calloc(len ? len : 1, sizeof(*ok));
+        ov = calloc(len ? len : 1, sizeof(*ov));
+        if (!ok || !ov) {
+            free(ok);
+            free(ov);
+            gr_cel_val_release(&range);
+            return cel_err(GR_ENOMEM, n->off, "out of memory");
+        }
+    }
+    cel_iter it;
+    cel_iter_init(&it, &range);
+    gr_cel_val key;
+    for (size_t i = 0; !have && cel_iter_next(&it, &key); i++) {
+        gr_cel_val_release(s1);
+        gr_cel_val_release(s2);
+        if (is_list) {
+            *s1 = gr_cel_val_int((int64_t)i);
+            *s2 = key;
+        } else {
+            *s1 = key;
+            if (!cel_map_find(&range, &key, s2))
+                *s2 = cel_err(GR_EINVAL, n->off, "map iteration lost a key");
+        }
+        if (cel_is_err(s2) || cel_is_err(s1)) {
+            result = cel_ref(cel_is_err(s1) ? s1 : s2);
+            have = true;
+            break;
+        }
+        if (charge(c, 1)) {
+            result = cost_err(c, n);
+            have = true;
+            break;
+        }
+        gr_cel_val r = eval(c, n->args[1]);
+        switch (n->fn) {
+        case CM_ALL2:
+        case CM_EXISTS2: {
+            bool stop_on = n->fn == CM_EXISTS2;
+            if (r.kind == GR_CEL_BOOL) {
+                if ((bool)r.u.b == stop_on) {
+                    result = mk_bool(stop_on);
+                    have = true;
+                }
+            } else if (cel_is_err(&r) && cel_err_of(&r)->code == GR_ETOOBIG) {
+                result = cel_ref(&r);
+                have = true;
+            } else if (pending.kind == GR_CEL_UNSET) {
+                pending = cel_is_err(&r) ? cel_ref(&r) : no_overload(n, &r, 1);
+            }
+            break;
+        }
+        case CM_EXISTS_ONE2:
+            if (r.kind == GR_CEL_BOOL) {
+                count += r.u.b ? 1 : 0;
+            } else {
+                result = cel_is_err(&r) ? cel_ref(&r) : no_overload(n, &r, 1);
+                have = true;
+            }
+            break;
+        default: { /* transformList / transformMap */
+            gr_cel_val item = {0};
+            if (n->nargs == 3) {
+                if (r.kind != GR_CEL_BOOL) {
+                    result = cel_is_err(&r) ? cel_ref(&r) : no_overload(n, &r, 1);
+                    have = true;
+                    break;
+                }
+                if (!r.u.b)
+                    break;
+                item = eval(c, n->args[2]);
+            } else {
+                item = cel_ref(&r);
+            }
+            if (cel_is_err(&item)) {
+                result = item;
+                have = true;
+                break;
+            }
+            ok[nout] = cel_ref(s1);
+            ov[nout++] = item;
+            break;
+        }
+        }
+        gr_cel_val_release(&r);
+    }
+    gr_cel_val_release(s1);
+    gr_cel_val_release(s2);
+    if (!have) {
+        switch (n->fn) {
+        case CM_ALL2:
+        case CM_EXISTS2:
+            if (pending.kind != GR_CEL_UNSET) {
+                result = pending;
+                memset(&pending, 0, sizeof(pending));
+            } else {
+                result = mk_bool(n->fn == CM_ALL2);
+            }
+            break;
+        case CM_EXISTS_ONE2:
+            result = mk_bool(count == 1);
+            break;
+        case CM_TLIST: {
+            gr_cel_val *items;
+            result = cel_list_alloc(nout, &items);
+            if (!cel_is_err(&result)) {
+                if (nout)
+                    memcpy(items, ov, nout * sizeof(*items));
+                for (size_t i = 0; i < nout; i++)
+                    gr_cel_val_release(&ok[i]);
+                nout = 0;
+            }
+            break;
+        }
+        default: {
+            gr_cel_val *keys, *vals;
+            result = cel_map_alloc(nout, &keys, &vals);
+            if (!cel_is_err(&result)) {
+                if (nout) {
+                    memcpy(keys, ok, nout * sizeof(*keys));
+                    memcpy(vals, ov, nout * sizeof(*vals));
+                }
+                nout = 0;
+            }
+            break;
+        }
+        }
+    }
+    for (size_t i = 0; i < nout; i++) {
+        gr_cel_val_release(&ok[i]);
+        gr_cel_val_release(&ov[i]);
+    }
+    free(ok);
+    free(ov);
     gr_cel_val_release(&pending);
     gr_cel_val_release(&range);
     return result;
@@ -1522,9 +1712,9 @@ static gr_cel_val eval(ectx *c, const cel_node *n)
         return r;
     }
     case N_CALL: {
-        gr_cel_val a[4];
+        gr_cel_val abuf[4], *a = abuf;
         size_t na = n->nargs;
-        if (n->fn == F_UNBOUND || na > 4) {
+        if (n->fn == F_UNBOUND) {
             /* arguments are still evaluated so their errors surface first */
             for (size_t i = 0; i < na; i++) {
                 gr_cel_val v = eval(c, n->args[i]);
@@ -1534,18 +1724,26 @@ static gr_cel_val eval(ectx *c, const cel_node *n)
             }
             return cel_err(GR_EINVAL, n->off, "unbound function '%s'", n->name);
         }
-        for (size_t i = 0; i < na; i++) {
-            a[i] = eval(c, n->args[i]);
-            if (cel_is_err(&a[i])) {
-                gr_cel_val e = a[i];
-                for (size_t k = 0; k < i; k++)
-                    gr_cel_val_release(&a[k]);
-                return e;
+        if (na > 4) { /* variadic math.greatest/least */
+            a = malloc(na * sizeof(*a));
+            if (!a)
+                return cel_err(GR_ENOMEM, n->off, "out of memory");
+        }
+        gr_cel_val r = {0};
+        size_t done = 0;
+        for (; done < na; done++) {
+            a[done] = eval(c, n->args[done]);
+            if (cel_is_err(&a[done])) {
+                r = a[done];
+                break;
             }
         }
-        gr_cel_val r = call_fn(c, n, a, na);
-        for (size_t i = 0; i < na; i++)
+        if (done == na)
+            r = call_fn(c, n, a, na);
+        for (size_t i = 0; i < done; i++)
             gr_cel_val_release(&a[i]);
+        if (a != abuf)
+            free(a);
         return r;
     }
     case N_LIST: {
@@ -1624,6 +1822,8 @@ static gr_cel_val eval(ectx *c, const cel_node *n)
         return eval(c, n->args[cond.u.b ? 1 : 2]);
     }
     case N_COMP:
+        if (n->fn >= CM_ALL2)
+            return eval_comp2(c, n);
         return eval_comp(c, n);
     case N_STRUCT:
         return eval_struct(c, n);

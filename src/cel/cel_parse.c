@@ -617,6 +617,7 @@ void cel_ast_free_all(gr_cel_program *prog)
             cel_re_free(nd->re);
         free(nd->args);
         free(nd->name);
+        free(nd->name2);
         free(nd);
         nd = next;
     }
@@ -725,6 +726,42 @@ static const fn_def fn_table[] = {
     {"substring", F_SUBSTRING, 0, 1, 2, 3},
     {"trim", F_TRIM, 0, 1, 1, 1},
     {"join", F_JOIN, 0, 1, 1, 2},
+    /* extension libraries (docs/cel.md) */
+    {"reverse", F_REVERSE, 0, 1, 1, 1},
+    {"strings.quote", F_QUOTE, 1, 0, 1, 1},
+    {"format", F_FORMAT, 0, 1, 2, 2},
+    {"isSorted", F_ISSORTED, 0, 1, 1, 1},
+    {"sum", F_SUM, 0, 1, 1, 1},
+    {"min", F_MIN, 0, 1, 1, 1},
+    {"max", F_MAX, 0, 1, 1, 1},
+    {"slice", F_SLICE, 0, 1, 3, 3},
+    {"flatten", F_FLATTEN, 0, 1, 1, 2},
+    {"sort", F_SORT, 0, 1, 1, 1},
+    {"distinct", F_DISTINCT, 0, 1, 1, 1},
+    {"lists.range", F_LISTS_RANGE, 1, 0, 1, 1},
+    {"find", F_FIND, 0, 1, 2, 2},
+    {"findAll", F_FINDALL, 0, 1, 2, 3},
+    {"sets.contains", F_SETS_CONTAINS, 1, 0, 2, 2},
+    {"sets.equivalent", F_SETS_EQUIVALENT, 1, 0, 2, 2},
+    {"sets.intersects", F_SETS_INTERSECTS, 1, 0, 2, 2},
+    {"math.greatest", F_MATH_GREATEST, 1, 0, 1, 255},
+    {"math.least", F_MATH_LEAST, 1, 0, 1, 255},
+    {"math.ceil", F_MATH_CEIL, 1, 0, 1, 1},
+    {"math.floor", F_MATH_FLOOR, 1, 0, 1, 1},
+    {"math.round", F_MATH_ROUND, 1, 0, 1, 1},
+    {"math.trunc", F_MATH_TRUNC, 1, 0, 1, 1},
+    {"math.abs", F_MATH_ABS, 1, 0, 1, 1},
+    {"math.sign", F_MATH_SIGN, 1, 0, 1, 1},
+    {"math.isInf", F_MATH_ISINF, 1, 0, 1, 1},
+    {"math.isNaN", F_MATH_ISNAN, 1, 0, 1, 1},
+    {"math.isFinite", F_MATH_ISFINITE, 1, 0, 1, 1},
+    {"math.sqrt", F_MATH_SQRT, 1, 0, 1, 1},
+    {"math.bitAnd", F_MATH_BITAND, 1, 0, 2, 2},
+    {"math.bitOr", F_MATH_BITOR, 1, 0, 2, 2},
+    {"math.bitXor", F_MATH_BITXOR, 1, 0, 2, 2},
+    {"math.bitNot", F_MATH_BITNOT, 1, 0, 1, 1},
+    {"math.bitShiftLeft", F_MATH_BITSHL, 1, 0, 2, 2},
+    {"math.bitShiftRight", F_MATH_BITSHR, 1, 0, 2, 2},
     {NULL, 0, 0, 0, 0, 0},
 };
 
@@ -777,6 +814,66 @@ static cel_node *finish_call(parser *p, const char *name, size_t nlen, size_t of
             cm = CM_MAP;
         else if (na == 3 && span_is(name, nlen, "filter"))
             cm = CM_FILTER;
+        /* cel.bind(x, init, body) */
+        if (cm < 0 && na == 4 && span_is(name, nlen, "bind") && is_simple_ident(call->args[0]) &&
+            strcmp(call->args[0]->name, "cel") == 0)
+            cm = CM_BIND;
+        /* two-variable comprehensions: all(i, v, p), exists(i, v, p),
+         * existsOne(i, v, p), transformList(i, v, [filter,] t),
+         * transformMap(k, v, [filter,] t) */
+        if (cm < 0 && na == 4 && span_is(name, nlen, "all"))
+            cm = CM_ALL2;
+        else if (cm < 0 && na == 4 && span_is(name, nlen, "exists"))
+            cm = CM_EXISTS2;
+        else if (cm < 0 && na == 4 &&
+                 (span_is(name, nlen, "existsOne") || span_is(name, nlen, "exists_one")))
+            cm = CM_EXISTS_ONE2;
+        else if (cm < 0 && na == 3 && span_is(name, nlen, "existsOne"))
+            cm = CM_EXISTS_ONE;
+        else if (cm < 0 && (na == 4 || na == 5) && span_is(name, nlen, "transformList"))
+            cm = CM_TLIST;
+        else if (cm < 0 && (na == 4 || na == 5) && span_is(name, nlen, "transformMap"))
+            cm = CM_TMAP;
+        if (cm == CM_BIND || cm >= CM_ALL2) {
+            bool bind = cm == CM_BIND;
+            cel_node *v1 = call->args[1], *v2 = bind ? NULL : call->args[2];
+            if (!is_simple_ident(v1) || strchr(v1->name, '.') ||
+                (v2 && (!is_simple_ident(v2) || strchr(v2->name, '.')))) {
+                bool bad1 = !is_simple_ident(v1) || strchr(v1->name, '.');
+                perr(p, GR_EPARSE, bad1 || !v2 ? v1->off : v2->off,
+                     "argument must be a simple name");
+                return NULL;
+            }
+            if (v2 && strcmp(v1->name, v2->name) == 0) {
+                perr(p, GR_EPARSE, v2->off, "duplicate variable name: %s", v2->name);
+                return NULL;
+            }
+            size_t first = bind ? 2 : 3; /* first non-variable argument */
+            cel_node *c = node_new(p, N_COMP, off, bind ? 2 : 1 + (na - first));
+            if (!c)
+                return NULL;
+            c->fn = (uint16_t)cm;
+            if (node_set_name(p, c, v1->name, v1->namelen) != GR_OK)
+                return NULL;
+            if (v2) {
+                c->name2 = strdup(v2->name);
+                if (!c->name2) {
+                    perr(p, GR_ENOMEM, off, "out of memory");
+                    return NULL;
+                }
+            }
+            if (bind) {
+                if (!node_arg(p, c, 0, call->args[2]) || !node_arg(p, c, 1, call->args[3]))
+                    return NULL;
+                return c;
+            }
+            if (!node_arg(p, c, 0, call->args[0]))
+                return NULL;
+            for (size_t i = first; i < na; i++)
+                if (!node_arg(p, c, i - first + 1, call->args[i]))
+                    return NULL;
+            return c;
+        }
         if (cm >= 0) {
             cel_node *v = call->args[1];
             if (!is_simple_ident(v) || strchr(v->name, '.')) {
@@ -797,6 +894,22 @@ static cel_node *finish_call(parser *p, const char *name, size_t nlen, size_t of
             return c;
         }
     }
+    if (receiver && is_simple_ident(call->args[0])) {
+        /* `math.greatest(1, 2)` parses as a receiver call on `math`: a
+         * namespaced global function when one has that qualified name. */
+        const cel_node *ns = call->args[0];
+        char qn[64];
+        int ql = snprintf(qn, sizeof(qn), "%s.%.*s", ns->name, (int)nlen, name);
+        if (ql > 0 && (size_t)ql < sizeof(qn) && lookup_fn(qn, (size_t)ql, false, na - 1)) {
+            cel_node *g = node_new(p, N_CALL, ns->off, 0);
+            if (!g)
+                return NULL;
+            for (size_t i = 1; i < na; i++)
+                if (!node_push(p, g, call->args[i]))
+                    return NULL;
+            return finish_call(p, qn, (size_t)ql, ns->off, false, g);
+        }
+    }
     call->fn = (uint16_t)lookup_fn(name, nlen, receiver, na);
     if (receiver)
         call->flags |= NF_RECEIVER;
@@ -810,8 +923,8 @@ static cel_node *finish_call(parser *p, const char *name, size_t nlen, size_t of
              na - (receiver ? 1 : 0) == 1 ? "" : "s");
         return NULL;
     }
-    if (call->fn == F_MATCHES && call->args[1]->op == N_CONST &&
-        call->args[1]->cval.kind == GR_CEL_STRING) {
+    if ((call->fn == F_MATCHES || call->fn == F_FIND || call->fn == F_FINDALL) &&
+        call->args[1]->op == N_CONST && call->args[1]->cval.kind == GR_CEL_STRING) {
         size_t plen;
         const char *pat = cel_sv(&call->args[1]->cval, &plen);
         char msg[200];
@@ -1550,8 +1663,13 @@ static void resolve(parser *p, cel_node *nd, const scope *sc)
         resolve(p, nd->args[0], sc);
         scope s = {nd->name, p->prog->nlocals++, sc};
         nd->slot = s.slot;
+        scope s2 = {nd->name2, 0, &s};
+        if (nd->name2) {
+            s2.slot = p->prog->nlocals++;
+            nd->slot2 = s2.slot;
+        }
         for (size_t i = 1; i < nd->nargs; i++)
-            resolve(p, nd->args[i], &s);
+            resolve(p, nd->args[i], nd->name2 ? &s2 : &s);
         return;
     }
     default:

@@ -264,6 +264,109 @@ static void test_defect5_keyword_selectors(void **state)
     TRUE("{'in': 1}.`in` == 1");
 }
 
+/* ---- defect 6 and the libraries ---- */
+
+static void test_defect6_strings_ext(void **state)
+{
+    (void)state;
+    TRUE("'gums'.reverse() == 'smug'");
+    TRUE("'żółw'.reverse() == 'włóż'");
+    TRUE("''.reverse() == ''");
+    TRUE("strings.quote('first\\nsecond') == '\"first\\\\nsecond\"'");
+    TRUE("strings.quote('a\"b\\\\c') == '\"a\\\\\"b\\\\\\\\c\"'");
+    TRUE("'%s is %d years'.format(['Ann', 42]) == 'Ann is 42 years'");
+    TRUE("'%.2f|%e|%.1e'.format([3.14159, 1052.032911275, 0.5]) == "
+         "'3.14|1.052033e+03|5.0e-01'");
+    TRUE("'%b %o %x %X'.format([5, 8, 255, 255]) == '101 10 ff FF'");
+    TRUE("'%x'.format(['Hello']) == '48656c6c6f'");
+    TRUE("'%d%%'.format([50]) == '50%'");
+    TRUE("'%s'.format([duration('90s')]) == '90s'");
+    TRUE("'%s %s %s'.format([true, null, 2u]) == 'true null 2'");
+    ERR("'%d'.format(['x'])", "decimal clause can only be used on integers");
+    ERR("'%s %s'.format(['x'])", "index 1 out of range");
+    ERR("'%q'.format(['x'])", "unrecognized formatting clause");
+}
+
+static void test_lists_libraries(void **state)
+{
+    (void)state;
+    /* Kubernetes lists library */
+    TRUE("[1, 2, 3].isSorted() && !['b', 'a'].isSorted() && [].isSorted()");
+    TRUE("[1, 2, 3].sum() == 6 && [1.5, 2.5].sum() == 4.0 && [].sum() == 0");
+    TRUE("[duration('1s'), duration('2s')].sum() == duration('3s')");
+    TRUE("[3, 1, 2].min() == 1 && [3, 1, 2].max() == 3 && ['b', 'a'].min() == 'a'");
+    TRUE("[1, 2, 2, 3].indexOf(2) == 1 && [1, 2, 2, 3].lastIndexOf(2) == 2");
+    TRUE("[1, 2].indexOf(5) == -1");
+    ERR("[].min()", "min called on empty list");
+    ERR("[9223372036854775807, 1].sum()", "int overflow");
+    ERR("[1, 'a'].sum()", "no such overload");
+    /* cel-go ext lists v3 */
+    TRUE("[1, 2, 3, 4].slice(1, 3) == [2, 3]");
+    ERR("[1, 2].slice(1, 3)", "list is length 2");
+    ERR("[1, 2].slice(2, 1)", "start index must be less than or equal to end index");
+    TRUE("[1, [2, [3, 4]]].flatten() == [1, 2, [3, 4]]");
+    TRUE("[1, [2, [3, [4]]]].flatten(2) == [1, 2, 3, [4]]");
+    ERR("[1].flatten(-1)", "level must be non-negative");
+    TRUE("[3, 1, 2].sort() == [1, 2, 3] && ['b', 'c', 'a'].sort() == ['a', 'b', 'c']");
+    ERR("[1, 'b'].sort()", "list elements must have the same type");
+    TRUE("[1, 2, 2, 3, 3, 3].distinct() == [1, 2, 3]");
+    TRUE("[1, 'b', 2, 'b'].distinct() == [1, 'b', 2]");
+    TRUE("[5, 3, 1, 2].reverse() == [2, 1, 3, 5]");
+    TRUE("lists.range(4) == [0, 1, 2, 3] && lists.range(0) == []");
+    /* sets */
+    TRUE("sets.contains([1, 2, 3], [3, 1]) && !sets.contains([1], [2])");
+    TRUE("sets.equivalent([1, 2, 2], [2, 1]) && sets.intersects([1, 2], [2, 5])");
+    TRUE("sets.contains([1, 2], [1.0, 2u])");
+}
+
+static void test_regex_library(void **state)
+{
+    (void)state;
+    TRUE("'abc 123'.find('[0-9]+') == '123'");
+    TRUE("'abc'.find('[0-9]+') == ''");
+    TRUE("'123 abc 456'.findAll('[0-9]+') == ['123', '456']");
+    TRUE("'123 abc 456'.findAll('[0-9]+', 1) == ['123']");
+    TRUE("'123 abc 456'.findAll('[0-9]+', 0) == []");
+    TRUE("'abc'.findAll('x*') == ['', '', '', '']");
+    ERR("'abc'.find('(')", "invalid regular expression");
+}
+
+static void test_math_library(void **state)
+{
+    (void)state;
+    TRUE("math.greatest(1, 2.5, 3u) == 3u && math.least(-1, 2.5) == -1");
+    TRUE("math.greatest([1, 5, 3]) == 5 && math.least([4.0, 2.0]) == 2.0");
+    TRUE("math.greatest(5.4, 10, 3u, -5.0, 9223372036854775807) == 9223372036854775807");
+    ERR("math.greatest([])", "must not be empty");
+    TRUE("math.ceil(1.2) == 2.0 && math.floor(-1.2) == -2.0 && math.round(2.5) == 3.0");
+    TRUE("math.round(-2.5) == -3.0 && math.trunc(-1.7) == -1.0");
+    TRUE("math.abs(-5) == 5 && math.abs(-1.5) == 1.5 && math.sign(-3) == -1");
+    ERR("math.abs(-9223372036854775808)", "int overflow");
+    TRUE("math.isNaN(0.0 / 0.0) && math.isInf(1.0 / 0.0) && math.isFinite(1.0)");
+    TRUE("math.bitAnd(12, 10) == 8 && math.bitOr(12u, 10u) == 14u && math.bitXor(12, 10) == 6");
+    TRUE("math.bitNot(0) == -1 && math.bitShiftLeft(1, 4) == 16");
+    TRUE("math.bitShiftRight(-1, 60) == 15 && math.bitShiftLeft(1, 64) == 0");
+    ERR("math.bitShiftLeft(1, -1)", "negative offset");
+    TRUE("math.sqrt(16) == 4.0");
+}
+
+static void test_bind_and_two_var_comprehensions(void **state)
+{
+    (void)state;
+    TRUE("cel.bind(x, 'ab', x + x) == 'abab'");
+    TRUE("cel.bind(a, 1, cel.bind(b, a + 1, a + b)) == 3");
+    TRUE("cel.bind(x, 1 / 0, true)"); /* an unused error stays unused */
+    TRUE("[10, 20].all(i, v, v == (i + 1) * 10)");
+    TRUE("{'a': 1, 'b': 2}.exists(k, v, k == 'b' && v == 2)");
+    TRUE("[1, 2, 3].existsOne(i, v, v == 2) && [1, 2].existsOne(x, x > 1)");
+    TRUE("[1, 2, 3].transformList(i, v, v * i) == [0, 2, 6]");
+    TRUE("[1, 2, 3].transformList(i, v, v > 1, v) == [2, 3]");
+    TRUE("{'a': 1, 'b': 2}.transformMap(k, v, v * 10) == {'a': 10, 'b': 20}");
+    TRUE("{'a': 1, 'b': 2}.transformMap(k, v, v > 1, k) == {'b': 'b'}");
+    TRUE("[5, 6].transformMap(i, v, v) == {0: 5, 1: 6}");
+    ERR("[1].all(x, x, true)", "duplicate variable name");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -272,6 +375,11 @@ int main(void)
         cmocka_unit_test(test_defect3_uint_negative_double),
         cmocka_unit_test(test_defect4_index_of_offsets),
         cmocka_unit_test(test_defect5_keyword_selectors),
+        cmocka_unit_test(test_defect6_strings_ext),
+        cmocka_unit_test(test_lists_libraries),
+        cmocka_unit_test(test_regex_library),
+        cmocka_unit_test(test_math_library),
+        cmocka_unit_test(test_bind_and_two_var_comprehensions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
