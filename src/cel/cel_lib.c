@@ -398,6 +398,69 @@ static bool fmt_float_str(const gr_cel_val *v, double *d)
     return false;
 }
 
+/* %f and %e as cel-go's strings v2 (what Kubernetes 1.36 enables) prints
+ * them: through golang.org/x/text's message printer in the en-US locale, so
+ * %f groups thousands ("1,234.50") and prints infinities as "∞"; %e prints
+ * "1.234500×10⁰³" with a precision of 6 whatever is asked, the asked
+ * precision becoming a minimum width (cel-go writes "%<p>e"). */
+static bool fmt_fixed_en(gr_buf *b, double d, int prec)
+{
+    if (isnan(d))
+        return gr_buf_puts(b, "NaN") == GR_OK;
+    if (isinf(d))
+        return gr_buf_puts(b, d > 0 ? "∞" : "-∞") == GR_OK;
+    char tmp[1500];
+    int l = snprintf(tmp, sizeof(tmp), "%.*f", prec, d);
+    if (l < 0 || (size_t)l >= sizeof(tmp))
+        return false;
+    const char *p = tmp;
+    bool ok = true;
+    if (*p == '-') {
+        ok = gr_buf_putc(b, '-') == GR_OK;
+        p++;
+    }
+    size_t ilen = strcspn(p, ".");
+    for (size_t i = 0; ok && i < ilen; i++) {
+        if (i > 0 && (ilen - i) % 3 == 0)
+            ok = gr_buf_putc(b, ',') == GR_OK;
+        if (ok)
+            ok = gr_buf_putc(b, p[i]) == GR_OK;
+    }
+    return ok && gr_buf_puts(b, p + ilen) == GR_OK;
+}
+
+static bool fmt_sci_en(gr_buf *b, double d, int width)
+{
+    static const char *const sup[] = {"⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
+    char out[96];
+    size_t ol = 0, runes = 0;
+    if (isnan(d) || isinf(d)) {
+        const char *t = isnan(d) ? "NaN" : d > 0 ? "∞" : "-∞";
+        ol = (size_t)snprintf(out, sizeof(out), "%s", t);
+        runes = cel_utf8_count(out, ol);
+    } else {
+        char tmp[64];
+        snprintf(tmp, sizeof(tmp), "%.6e", d);
+        char *e = strchr(tmp, 'e');
+        if (!e)
+            return false;
+        *e++ = 0;
+        bool eneg = *e == '-';
+        e++;
+        ol = (size_t)snprintf(out, sizeof(out), "%s×10%s", tmp, eneg ? "⁻" : "");
+        runes = strlen(tmp) + 3 + (eneg ? 1 : 0);
+        for (; *e && ol + 4 < sizeof(out); e++, runes++) {
+            const char *sd = sup[*e - '0'];
+            memcpy(out + ol, sd, strlen(sd));
+            ol += strlen(sd);
+        }
+    }
+    bool ok = true;
+    for (size_t i = runes; ok && i < (size_t)width; i++)
+        ok = gr_buf_putc(b, ' ') == GR_OK;
+    return ok && gr_buf_append(b, out, ol) == GR_OK;
+}
+
 static bool fmt_clause(ectx *c, const cel_node *n, char verb, int prec, const gr_cel_val *v,
                        gr_buf *b, fmt_err *e)
 {
@@ -417,11 +480,8 @@ static bool fmt_clause(ectx *c, const cel_node *n, char verb, int prec, const gr
         if (!fmt_float_str(v, &d))
             return fmt_fail(e, "%s clause can only be used on doubles, was given %s",
                             verb == 'f' ? "fixed-point" : "scientific", tn);
-        if (isnan(d))
-            return gr_buf_puts(b, "NaN") == GR_OK;
-        if (isinf(d))
-            return gr_buf_puts(b, d > 0 ? "+Inf" : "-Inf") == GR_OK;
-        return gr_buf_printf(b, verb == 'f' ? "%.*f" : "%.*e", prec < 0 ? 6 : prec, d) == GR_OK;
+        return verb == 'f' ? fmt_fixed_en(b, d, prec < 0 ? 6 : prec)
+                           : fmt_sci_en(b, d, prec < 0 ? 6 : prec);
     }
     case 'b':
         if (v->kind == GR_CEL_BOOL)

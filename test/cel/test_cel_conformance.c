@@ -96,7 +96,16 @@ static const char *const schema_tests[][3] = {
 #define FORMAT_V2                                                                                \
     "cel-spec expects cel-go's strings v4 format() (formatting_v2.go: %s of lists/maps without " \
     "quotes, %d/%f/%e of NaN/Infinity); Kubernetes 1.36 enables strings v2 (formatting.go)"
+#define FORMAT_XTEXT                                                                     \
+    "Kubernetes 1.36 (cel-go strings v2, golang.org/x/text en-US printer) writes %e as " \
+    "1.052033×10⁰³, padded to the requested precision as a width; cel-spec expects 1.052033e+03"
 static const char *const newer_go_tests[][4] = {
+    {"string_ext", "format", "scientific notation formatting clause", FORMAT_XTEXT},
+    {"string_ext", "format", "default precision for scientific notation", FORMAT_XTEXT},
+    {"string_ext", "format", "NaN support for scientific notation", FORMAT_XTEXT},
+    {"string_ext", "format", "dyntype support for scientific notation", FORMAT_XTEXT},
+    {"string_ext", "format", "scientific notation formatting clause in a string variable",
+     FORMAT_XTEXT},
     {"string_ext", "format", "positive infinity support for scientific notation", FORMAT_V2},
     {"string_ext", "format", "negative infinity support for scientific notation", FORMAT_V2},
     {"string_ext", "format", "NaN support for decimal", FORMAT_V2},

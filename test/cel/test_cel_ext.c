@@ -275,8 +275,16 @@ static void test_defect6_strings_ext(void **state)
     TRUE("strings.quote('first\\nsecond') == '\"first\\\\nsecond\"'");
     TRUE("strings.quote('a\"b\\\\c') == '\"a\\\\\"b\\\\\\\\c\"'");
     TRUE("'%s is %d years'.format(['Ann', 42]) == 'Ann is 42 years'");
+    /* Kubernetes 1.36 (cel-go strings v2) prints %f and %e through
+     * golang.org/x/text in en-US: grouped thousands, ×10 exponents, the
+     * %e precision taken as a width (checked against k8s.io/apiserver). */
     TRUE("'%.2f|%e|%.1e'.format([3.14159, 1052.032911275, 0.5]) == "
-         "'3.14|1.052033e+03|5.0e-01'");
+         "'3.14|1.052033×10⁰³|5.000000×10⁻⁰¹'");
+    TRUE("'%.2f'.format([-1234567.5]) == '-1,234,567.50'");
+    TRUE("'%f|%e'.format([double('Infinity'), double('NaN')]) == '∞|   NaN'");
+    TRUE("'%s'.format([['abc', 3.14, null, b'x']]) == '[\"abc\", 3.140000, null, b\"x\"]'");
+    TRUE("'%s'.format([{'b': 1.5, 'a': duration('2h')}]) == "
+         "'{\"a\":duration(\"7200s\"), \"b\":1.500000}'");
     TRUE("'%b %o %x %X'.format([5, 8, 255, 255]) == '101 10 ff FF'");
     TRUE("'%x'.format(['Hello']) == '48656c6c6f'");
     TRUE("'%d%%'.format([50]) == '50%'");
