@@ -163,6 +163,32 @@ typedef enum cel_fn {
     F_MATH_BITNOT,
     F_MATH_BITSHL,
     F_MATH_BITSHR,
+    F_QUANTITY, /* Kubernetes quantity */
+    F_ISQUANTITY,
+    F_QSIGN,
+    F_QISINTEGER,
+    F_QASINTEGER,
+    F_QASFLOAT,
+    F_QADD,
+    F_QSUB,
+    F_COMPARETO, /* quantity, semver */
+    F_ISGREATERTHAN,
+    F_ISLESSTHAN,
+    F_IP, /* Kubernetes IP and CIDR */
+    F_ISIP,
+    F_IP_ISCANONICAL,
+    F_IP_FAMILY,
+    F_IP_ISUNSPECIFIED,
+    F_IP_ISLOOPBACK,
+    F_IP_ISLLM,
+    F_IP_ISLLU,
+    F_IP_ISGLOBAL,
+    F_CIDR,
+    F_ISCIDR,
+    F_CIDR_CONTAINSIP,
+    F_CIDR_CONTAINSCIDR,
+    F_CIDR_PREFIXLEN,
+    F_CIDR_MASKED,
     F_COUNT_
 } cel_fn;
 

@@ -735,6 +735,12 @@ gr_cel_val cel_conv_string(const cel_node *n, const gr_cel_val *a)
     case GR_CEL_TYPE:
         snprintf(tmp, sizeof(tmp), "%s", gr_cel_kind_name((gr_cel_kind)a->u.type));
         break;
+    case GR_CEL_OBJECT: {
+        gr_cel_val r = cel_lib_to_string(a);
+        if (r.kind != GR_CEL_UNSET)
+            return r;
+        return no_overload(n, a, 1);
+    }
     default:
         return no_overload(n, a, 1);
     }

@@ -119,6 +119,14 @@ size_t cel_utf8_encode(uint32_t cp, char *out);
 /* Shortest round-trip decimal of a double in Go's strconv 'g' / %v style. */
 void cel_fmt_double(double d, char *out, size_t outsz);
 
+/* ---- libraries (cel_lib.c) ---- */
+/* Two kubernetes.Quantity objects: *out = -1/0/1, returns 0; -1 if either is
+ * not a quantity. */
+int cel_lib_quantity_cmp(const gr_cel_val *a, const gr_cel_val *b, int *out);
+/* string() of a library value (IP, CIDR, URL, semver): a new string, or
+ * kind GR_CEL_UNSET when v is not one. */
+gr_cel_val cel_lib_to_string(const gr_cel_val *v);
+
 /* ---- time (cel_time.c) ---- */
 #define CEL_TS_MIN_SEC (-62135596800LL) /* 0001-01-01T00:00:00Z */
 #define CEL_TS_MAX_SEC 253402300799LL   /* 9999-12-31T23:59:59Z */

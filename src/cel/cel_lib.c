@@ -12,6 +12,8 @@
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 
+#include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <math.h>
@@ -1223,7 +1225,7 @@ static gr_cel_val math_bits(const cel_node *n, const gr_cel_val *a)
 
 /* ---- dispatch ---- */
 
-gr_cel_val cel_lib_call(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
+static gr_cel_val lib_call_core(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
 {
     switch (n->fn) {
     case F_INDEXOF:
@@ -1295,4 +1297,926 @@ gr_cel_val cel_lib_call(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
         break;
     }
     return cel_no_overload(n, a, na);
+}
+
+/* ---- opaque library values (quantity, IP, CIDR, URL, semver) ----
+ *
+ * A GR_CEL_OBJECT with the Kubernetes type name and one field "" holding an
+ * encoded form; only the library functions read it (the empty field name
+ * cannot be written as a selection). Equality is cel_lib_opaque_equal(). */
+
+static gr_cel_val opaque_new(const cel_node *n, const char *tname, const char *val, size_t len)
+{
+    gr_cel_val *keys, *vals;
+    gr_cel_val r = cel_map_alloc(1, &keys, &vals);
+    if (cel_is_err(&r))
+        return at(n, r);
+    keys[0] = cel_str_new(GR_CEL_STRING, "", 0);
+    vals[0] = cel_str_new(GR_CEL_STRING, val, len);
+    cel_map *m = r.u.p;
+    m->tname = strdup(tname);
+    if (cel_is_err(&keys[0]) || cel_is_err(&vals[0]) || !m->tname) {
+        gr_cel_val_release(&r);
+        return oom(n);
+    }
+    r.kind = GR_CEL_OBJECT;
+    return r;
+}
+
+static const char *opaque_get(const gr_cel_val *v, const char *tname, size_t *len)
+{
+    if (v->kind != GR_CEL_OBJECT || strcmp(gr_cel_val_type_name(v), tname) != 0 ||
+        cel_map_len(v) != 1)
+        return NULL;
+    const cel_map *m = v->u.p;
+    return cel_sv(&m->vals[0], len);
+}
+
+#define T_QUANTITY "kubernetes.Quantity"
+#define T_IP       "net.IP"
+#define T_CIDR     "net.CIDR"
+#define T_URL      "kubernetes.URL"
+#define T_SEMVER   "kubernetes.Semver"
+
+/* ---- quantity: k8s.io/apimachinery resource.Quantity ----
+ *
+ * Modelled on the Go type, including which representation a value has,
+ * because that is visible: an int64Amount (value × 10^scale, what most
+ * quantities parse to) or an exact decimal (inf.Dec), and isInteger() /
+ * asInteger() only succeed for an int64Amount with scale >= 0 that fits
+ * int64 (so quantity('1000m').isInteger() and quantity('1.5Gi').isInteger()
+ * are false in Kubernetes and here). */
+
+#define QD_MAX 640 /* decimal digits of an exact quantity */
+
+typedef struct qdec {
+    int sign;    /* -1, 0, 1 */
+    int nd;      /* digits in d, most significant first, no leading zeros */
+    int64_t exp; /* value = d × 10^exp */
+    char d[QD_MAX];
+} qdec;
+
+typedef struct qty {
+    bool is_dec;
+    int64_t v; /* int64Amount */
+    int32_t scale;
+    qdec dec;
+} qty;
+
+static void qdec_norm(qdec *x)
+{
+    int lead = 0;
+    while (lead < x->nd && x->d[lead] == 0)
+        lead++;
+    if (lead) {
+        memmove(x->d, x->d + lead, (size_t)(x->nd - lead));
+        x->nd -= lead;
+    }
+    while (x->nd > 0 && x->d[x->nd - 1] == 0) {
+        x->nd--;
+        x->exp++;
+    }
+    if (x->nd == 0) {
+        x->sign = 0;
+        x->exp = 0;
+    }
+}
+
+static void qdec_from_i64(qdec *x, int64_t v, int64_t exp)
+{
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    char tmp[24];
+    int k = 0;
+    do {
+        tmp[k++] = (char)(u % 10);
+        u /= 10;
+    } while (u);
+    x->nd = k;
+    for (int i = 0; i < k; i++)
+        x->d[i] = tmp[k - 1 - i];
+    x->exp = exp;
+    x->sign = v < 0 ? -1 : v > 0 ? 1 : 0;
+    qdec_norm(x);
+}
+
+/* Compare magnitudes. */
+static int qdec_cmp_abs(const qdec *a, const qdec *b)
+{
+    if (a->nd == 0 || b->nd == 0)
+        return (a->nd > 0) - (b->nd > 0);
+    int64_t ta = a->exp + a->nd, tb = b->exp + b->nd; /* position of the top digit */
+    if (ta != tb)
+        return ta > tb ? 1 : -1;
+    int m = a->nd > b->nd ? a->nd : b->nd;
+    for (int i = 0; i < m; i++) {
+        int x = i < a->nd ? a->d[i] : 0, y = i < b->nd ? b->d[i] : 0;
+        if (x != y)
+            return x > y ? 1 : -1;
+    }
+    return 0;
+}
+
+static int qdec_cmp(const qdec *a, const qdec *b)
+{
+    if (a->sign != b->sign)
+        return a->sign > b->sign ? 1 : -1;
+    int c = qdec_cmp_abs(a, b);
+    return a->sign < 0 ? -c : c;
+}
+
+/* r = a + sign_b * b; false when the result needs more than QD_MAX digits. */
+static bool qdec_add(qdec *r, const qdec *a, const qdec *b, int bsign)
+{
+    int sb = b->sign * bsign;
+    if (b->nd == 0) {
+        *r = *a;
+        return true;
+    }
+    if (a->nd == 0) {
+        *r = *b;
+        r->sign = sb;
+        return true;
+    }
+    int64_t lo = a->exp < b->exp ? a->exp : b->exp;
+    int64_t hi = a->exp + a->nd > b->exp + b->nd ? a->exp + a->nd : b->exp + b->nd;
+    if (hi - lo + 1 > QD_MAX)
+        return false;
+    int w = (int)(hi - lo) + 1;
+    int acc[QD_MAX + 1]; /* little-endian digits from 10^lo */
+    memset(acc, 0, sizeof(acc));
+    const qdec *big = a, *small = b;
+    int sbig = a->sign, ssmall = sb;
+    bool sub = a->sign != sb;
+    if (sub && qdec_cmp_abs(a, b) < 0) {
+        big = b;
+        small = a;
+        sbig = sb;
+        ssmall = a->sign;
+    }
+    (void)ssmall;
+    for (int i = 0; i < big->nd; i++)
+        acc[big->exp - lo + (big->nd - 1 - i)] += big->d[i];
+    for (int i = 0; i < small->nd; i++)
+        acc[small->exp - lo + (small->nd - 1 - i)] += sub ? -small->d[i] : small->d[i];
+    for (int i = 0; i < w; i++) {
+        if (acc[i] < 0) {
+            acc[i] += 10;
+            acc[i + 1]--;
+        } else if (acc[i] > 9) {
+            acc[i] -= 10;
+            acc[i + 1]++;
+        }
+    }
+    r->nd = w;
+    for (int i = 0; i < w; i++)
+        r->d[i] = (char)acc[w - 1 - i];
+    r->exp = lo;
+    r->sign = sbig;
+    qdec_norm(r);
+    return true;
+}
+
+static bool qdec_mul_small(qdec *x, unsigned m)
+{
+    unsigned carry = 0;
+    for (int i = x->nd - 1; i >= 0; i--) {
+        unsigned p = (unsigned)x->d[i] * m + carry;
+        x->d[i] = (char)(p % 10);
+        carry = p / 10;
+    }
+    while (carry) {
+        if (x->nd >= QD_MAX)
+            return false;
+        memmove(x->d + 1, x->d, (size_t)x->nd);
+        x->d[0] = (char)(carry % 10);
+        carry /= 10;
+        x->nd++;
+    }
+    qdec_norm(x);
+    return true;
+}
+
+/* inf.Dec Round(x, 9, RoundUp): drop digits below 10^-9, away from zero. */
+static void qdec_round_nano_up(qdec *x)
+{
+    if (x->nd == 0 || x->exp >= -9)
+        return;
+    int64_t drop = -9 - x->exp;
+    bool nonzero = true; /* normalised: the last digit is non-zero */
+    if (drop >= x->nd) {
+        x->nd = 1;
+        x->d[0] = 1;
+        x->exp = -9;
+        (void)nonzero;
+        return;
+    }
+    x->nd -= (int)drop;
+    x->exp = -9;
+    int i = x->nd - 1;
+    while (i >= 0 && x->d[i] == 9) {
+        x->d[i] = 0;
+        i--;
+    }
+    if (i >= 0) {
+        x->d[i]++;
+    } else {
+        memmove(x->d + 1, x->d, (size_t)x->nd);
+        x->d[0] = 1;
+        x->nd++;
+    }
+    qdec_norm(x);
+}
+
+static void qty_as_dec(const qty *q, qdec *out)
+{
+    if (q->is_dec)
+        *out = q->dec;
+    else
+        qdec_from_i64(out, q->v, q->scale);
+}
+
+static bool i64_mul(int64_t a, int64_t b, int64_t *r)
+{
+    return !__builtin_mul_overflow(a, b, r);
+}
+
+static bool pos_scale_i64(int64_t v, int32_t scale, int64_t *out)
+{
+    for (int32_t i = 0; i < scale; i++)
+        if (!i64_mul(v, 10, &v))
+            return false;
+    *out = v;
+    return true;
+}
+
+/* resource.ParseQuantity. */
+static bool qty_parse(const char *s, size_t len, qty *q, const char **why)
+{
+    memset(q, 0, sizeof(*q));
+    *why = "quantities must match the regular expression "
+           "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+    if (len == 0)
+        return false;
+    if (len == 1 && s[0] == '0')
+        return true;
+    size_t pos = 0;
+    bool positive = true;
+    if (s[0] == '-' || s[0] == '+') {
+        positive = s[0] == '+';
+        pos++;
+    }
+    while (pos < len && s[pos] == '0')
+        pos++;
+    if (pos >= len)
+        return true; /* "-", "+", "000": zero */
+    size_t ns = pos;
+    while (pos < len && s[pos] >= '0' && s[pos] <= '9')
+        pos++;
+    const char *num = s + ns;
+    size_t nlen = pos - ns;
+    const char *den = "";
+    size_t dlen = 0;
+    if (pos < len && s[pos] == '.') {
+        pos++;
+        den = s + pos;
+        while (pos < len && s[pos] >= '0' && s[pos] <= '9')
+            pos++;
+        dlen = (size_t)(s + pos - den);
+    }
+    size_t vend = pos;
+    size_t sst = pos;
+    while (pos < len && strchr("eEinumkKMGTP", s[pos]))
+        pos++;
+    if (pos < len && (s[pos] == '-' || s[pos] == '+'))
+        pos++;
+    while (pos < len && s[pos] >= '0' && s[pos] <= '9')
+        pos++;
+    if (pos != len)
+        return false;
+    const char *suf = s + sst;
+    size_t sl = len - sst;
+    /* interpret the suffix */
+    static const struct {
+        const char *s;
+        int base, exp;
+    } sufs[] = {{"", 10, 0},   {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3},
+                {"k", 10, 3},  {"M", 10, 6},  {"G", 10, 9},  {"T", 10, 12},
+                {"P", 10, 15}, {"E", 10, 18}, {"Ki", 2, 10}, {"Mi", 2, 20},
+                {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50}, {"Ei", 2, 60}};
+    int base = 0;
+    int64_t exponent = 0;
+    for (size_t i = 0; i < sizeof(sufs) / sizeof(sufs[0]); i++)
+        if (strlen(sufs[i].s) == sl && memcmp(sufs[i].s, suf, sl) == 0) {
+            base = sufs[i].base;
+            exponent = sufs[i].exp;
+        }
+    bool dec_exp = false;
+    if (!base && sl > 1 && (suf[0] == 'e' || suf[0] == 'E')) {
+        char tmp[32];
+        if (sl - 1 >= sizeof(tmp)) {
+            *why = "unable to parse quantity's suffix";
+            return false;
+        }
+        memcpy(tmp, suf + 1, sl - 1);
+        tmp[sl - 1] = 0;
+        char *end;
+        errno = 0;
+        long long e = strtoll(tmp, &end, 10);
+        if (*end || errno || end == tmp) {
+            *why = "unable to parse quantity's suffix";
+            return false;
+        }
+        base = 10;
+        exponent = (int32_t)e; /* Go: int32(parsed) */
+        dec_exp = true;
+    }
+    if (!base) {
+        *why = "unable to parse quantity's suffix";
+        return false;
+    }
+    (void)dec_exp;
+    if (nlen == 0) {
+        num = "0";
+        nlen = 1;
+    }
+    int64_t precision = 0, scale = 0, mantissa = 1;
+    if (base == 10) {
+        scale = exponent;
+        precision = 18 - (int64_t)(nlen + dlen);
+    } else if (dlen == 0) {
+        mantissa = (int64_t)1 << exponent;
+        precision = 15 - (int64_t)nlen - (int64_t)((float)exponent * 3 / 10) - 1;
+    } else {
+        precision = -1;
+    }
+    if (precision >= 0) {
+        scale -= (int64_t)dlen;
+        if (scale >= -9) {
+            char sh[40];
+            if (nlen + dlen < sizeof(sh)) {
+                memcpy(sh, num, nlen);
+                memcpy(sh + nlen, den, dlen);
+                sh[nlen + dlen] = 0;
+                int64_t value = strtoll(sh, NULL, 10), res;
+                if (i64_mul(value, mantissa, &res)) {
+                    q->v = positive ? res : -res;
+                    q->scale = (int32_t)scale;
+                    return true;
+                }
+            }
+        }
+    }
+    /* the exact decimal path */
+    qdec *x = &q->dec;
+    q->is_dec = true;
+    if (nlen + dlen > QD_MAX) {
+        *why = "quantity has too many digits";
+        return false;
+    }
+    x->nd = 0;
+    for (size_t i = 0; i < nlen; i++)
+        x->d[x->nd++] = (char)(num[i] - '0');
+    for (size_t i = 0; i < dlen; i++)
+        x->d[x->nd++] = (char)(den[i] - '0');
+    x->exp = -(int64_t)dlen;
+    x->sign = 1;
+    (void)vend;
+    qdec_norm(x);
+    if (base == 10) {
+        if (x->nd)
+            x->exp += exponent;
+    } else {
+        for (int64_t i = 0; i < exponent / 10; i++)
+            if (!qdec_mul_small(x, 1024)) {
+                *why = "quantity has too many digits";
+                return false;
+            }
+    }
+    qdec_round_nano_up(x);
+    if (base == 2) {
+        qdec cap;
+        qdec_from_i64(&cap, INT64_MAX, 0);
+        if (qdec_cmp_abs(x, &cap) > 0) {
+            *x = cap;
+        }
+    }
+    if (!positive && x->nd)
+        x->sign = -1;
+    return true;
+}
+
+static gr_cel_val qty_new(const cel_node *n, const qty *q)
+{
+    char buf[QD_MAX + 48];
+    int l;
+    if (!q->is_dec) {
+        l = snprintf(buf, sizeof(buf), "i%" PRId64 ",%d", q->v, (int)q->scale);
+    } else {
+        char dig[QD_MAX + 1];
+        for (int i = 0; i < q->dec.nd; i++)
+            dig[i] = (char)('0' + q->dec.d[i]);
+        dig[q->dec.nd] = 0;
+        l = snprintf(buf, sizeof(buf), "d%s%s,%" PRId64, q->dec.sign < 0 ? "-" : "",
+                     q->dec.nd ? dig : "0", q->dec.exp);
+    }
+    return opaque_new(n, T_QUANTITY, buf, (size_t)l);
+}
+
+static bool qty_get(const gr_cel_val *v, qty *q)
+{
+    size_t l;
+    const char *s = opaque_get(v, T_QUANTITY, &l);
+    if (!s || l < 2)
+        return false;
+    memset(q, 0, sizeof(*q));
+    if (s[0] == 'i') {
+        long long a;
+        int b;
+        if (sscanf(s + 1, "%lld,%d", &a, &b) != 2)
+            return false;
+        q->v = a;
+        q->scale = b;
+        return true;
+    }
+    q->is_dec = true;
+    size_t i = 1;
+    q->dec.sign = 1;
+    if (s[i] == '-') {
+        q->dec.sign = -1;
+        i++;
+    }
+    while (i < l && s[i] != ',' && q->dec.nd < QD_MAX)
+        q->dec.d[q->dec.nd++] = (char)(s[i++] - '0');
+    q->dec.exp = i < l ? strtoll(s + i + 1, NULL, 10) : 0;
+    qdec_norm(&q->dec);
+    return true;
+}
+
+static bool qty_as_i64(const qty *q, int64_t *out)
+{
+    if (q->is_dec)
+        return false;
+    if (q->scale == 0) {
+        *out = q->v;
+        return true;
+    }
+    if (q->scale < 0)
+        return false;
+    return pos_scale_i64(q->v, q->scale, out);
+}
+
+/* int64Amount.Add */
+static bool i64amt_add(int64_t *av, int32_t *as, int64_t bv, int32_t bs)
+{
+    int64_t c;
+    if (bv == 0)
+        return true;
+    if (*av == 0) {
+        *av = bv;
+        *as = bs;
+        return true;
+    }
+    if (*as == bs)
+        return !__builtin_add_overflow(*av, bv, av);
+    if (*as > bs) {
+        if (!pos_scale_i64(*av, *as - bs, &c) || __builtin_add_overflow(c, bv, &c))
+            return false;
+        *as = bs;
+        *av = c;
+        return true;
+    }
+    if (!pos_scale_i64(bv, bs - *as, &c) || __builtin_add_overflow(*av, c, &c))
+        return false;
+    *av = c;
+    return true;
+}
+
+/* Quantity.Add / Quantity.Sub (sign -1). */
+static bool qty_add(qty *q, const qty *y, int sign)
+{
+    if (!q->is_dec && !y->is_dec) {
+        int64_t av = q->v, bv = sign < 0 ? -y->v : y->v;
+        int32_t as = q->scale;
+        if (i64amt_add(&av, &as, bv, y->scale)) {
+            q->v = av;
+            q->scale = as;
+            return true;
+        }
+    }
+    qdec a, b;
+    qty_as_dec(q, &a);
+    qty_as_dec(y, &b);
+    q->is_dec = true;
+    return qdec_add(&q->dec, &a, &b, sign);
+}
+
+static int qty_cmp(const qty *a, const qty *b)
+{
+    qdec x, y;
+    qty_as_dec(a, &x);
+    qty_as_dec(b, &y);
+    return qdec_cmp(&x, &y);
+}
+
+static double qty_float(const qty *q)
+{
+    if (!q->is_dec)
+        return q->scale == 0 ? (double)q->v : (double)q->v * pow(10, q->scale);
+    char buf[QD_MAX + 40];
+    int k = 0;
+    if (q->dec.sign < 0)
+        buf[k++] = '-';
+    for (int i = 0; i < q->dec.nd; i++)
+        buf[k++] = (char)('0' + q->dec.d[i]);
+    if (!q->dec.nd)
+        buf[k++] = '0';
+    snprintf(buf + k, sizeof(buf) - (size_t)k, "e%" PRId64, q->dec.exp);
+    return strtod(buf, NULL);
+}
+
+int cel_lib_quantity_cmp(const gr_cel_val *a, const gr_cel_val *b, int *out)
+{
+    qty x, y;
+    if (!qty_get(a, &x) || !qty_get(b, &y))
+        return -1;
+    *out = qty_cmp(&x, &y);
+    return 0;
+}
+
+/* ---- IP and CIDR: Go's net/netip as Kubernetes uses it ---- */
+
+typedef struct ipaddr {
+    int family; /* 4 or 6 */
+    unsigned char b[16];
+} ipaddr;
+
+static bool ip_parse(const char *s, size_t len, ipaddr *ip, char *why, size_t whysz)
+{
+    char buf[64];
+    if (len == 0 || len >= sizeof(buf) || memchr(s, 0, len)) {
+        snprintf(why, whysz, "IP Address \"%.*s\" parse error during conversion from string",
+                 (int)(len > 64 ? 64 : len), s);
+        return false;
+    }
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    if (strchr(buf, '%')) {
+        snprintf(why, whysz, "IP address \"%.60s\" with zone value is not allowed", buf);
+        return false;
+    }
+    memset(ip, 0, sizeof(*ip));
+    if (strchr(buf, ':')) {
+        ip->family = 6;
+        if (inet_pton(AF_INET6, buf, ip->b) != 1)
+            goto bad;
+        static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        if (memcmp(ip->b, mapped, 12) == 0) {
+            snprintf(why, whysz, "IPv4-mapped IPv6 address \"%.60s\" is not allowed", buf);
+            return false;
+        }
+        return true;
+    }
+    ip->family = 4;
+    if (inet_pton(AF_INET, buf, ip->b) == 1)
+        return true;
+bad:
+    snprintf(
+        why, whysz,
+        "IP Address \"%.60s\" parse error during conversion from string: ParseAddr(\"%.60s\"): "
+        "unable to parse IP",
+        buf, buf);
+    return false;
+}
+
+/* netip.Addr.String(): dotted quad, or RFC 5952 IPv6. */
+static void ip_fmt(const ipaddr *ip, char *out, size_t outsz)
+{
+    if (ip->family == 4) {
+        snprintf(out, outsz, "%u.%u.%u.%u", ip->b[0], ip->b[1], ip->b[2], ip->b[3]);
+        return;
+    }
+    unsigned w[8];
+    for (int i = 0; i < 8; i++)
+        w[i] = (unsigned)ip->b[2 * i] << 8 | ip->b[2 * i + 1];
+    int best = -1, bestlen = 0;
+    for (int i = 0; i < 8;) {
+        if (w[i] != 0) {
+            i++;
+            continue;
+        }
+        int j = i;
+        while (j < 8 && w[j] == 0)
+            j++;
+        if (j - i > bestlen && j - i >= 2) {
+            best = i;
+            bestlen = j - i;
+        }
+        i = j;
+    }
+    size_t l = 0;
+    out[0] = 0;
+    for (int i = 0; i < 8 && l < outsz; i++) {
+        if (i == best) {
+            l += (size_t)snprintf(out + l, outsz - l, "::");
+            i += bestlen - 1;
+            continue;
+        }
+        l += (size_t)snprintf(out + l, outsz - l, "%s%x",
+                              (i == 0 || (best >= 0 && i == best + bestlen)) ? "" : ":", w[i]);
+    }
+}
+
+typedef struct cidrv {
+    ipaddr ip;
+    int bits;
+} cidrv;
+
+static bool cidr_parse(const char *s, size_t len, cidrv *c, char *why, size_t whysz)
+{
+    const char *slash = memchr(s, '/', len);
+    if (!slash) {
+        snprintf(why, whysz,
+                 "network address parse error during conversion from string: netip.ParsePrefix("
+                 "\"%.*s\"): no '/'",
+                 (int)(len > 64 ? 64 : len), s);
+        return false;
+    }
+    if (!ip_parse(s, (size_t)(slash - s), &c->ip, why, whysz)) {
+        if (strstr(why, "IPv4-mapped"))
+            snprintf(why, whysz, "IPv4-mapped IPv6 address \"%.*s\" is not allowed",
+                     (int)(len > 64 ? 64 : len), s);
+        else
+            snprintf(why, whysz,
+                     "network address parse error during conversion from string: "
+                     "netip.ParsePrefix(\"%.*s\"): ParseAddr(\"%.*s\"): unable to parse IP",
+                     (int)(len > 64 ? 64 : len), s, (int)(slash - s > 64 ? 64 : slash - s), s);
+        return false;
+    }
+    const char *b = slash + 1, *e = s + len;
+    int bits = 0, max = c->ip.family == 4 ? 32 : 128;
+    bool ok = b < e && e - b <= 3 && !(e - b > 1 && *b == '0');
+    for (const char *p = b; ok && p < e; p++) {
+        ok = *p >= '0' && *p <= '9';
+        bits = bits * 10 + (*p - '0');
+    }
+    if (!ok || bits > max) {
+        snprintf(why, whysz,
+                 "network address parse error during conversion from string: "
+                 "netip.ParsePrefix(\"%.*s\"): bad bits after slash: \"%.*s\"",
+                 (int)(len > 64 ? 64 : len), s, (int)(e - b > 8 ? 8 : e - b), b);
+        return false;
+    }
+    c->bits = bits;
+    return true;
+}
+
+static void ip_mask(ipaddr *ip, int bits)
+{
+    int n = ip->family == 4 ? 4 : 16;
+    for (int i = 0; i < n; i++) {
+        int keep = bits - i * 8;
+        if (keep >= 8)
+            continue;
+        ip->b[i] &= keep <= 0 ? 0 : (unsigned char)(0xff << (8 - keep));
+    }
+}
+
+static bool cidr_contains_ip(const cidrv *c, const ipaddr *ip)
+{
+    if (c->ip.family != ip->family)
+        return false;
+    ipaddr a = c->ip, b = *ip;
+    ip_mask(&a, c->bits);
+    ip_mask(&b, c->bits);
+    return memcmp(a.b, b.b, 16) == 0;
+}
+
+static gr_cel_val ip_new(const cel_node *n, const ipaddr *ip)
+{
+    char buf[64];
+    ip_fmt(ip, buf, sizeof(buf));
+    return opaque_new(n, T_IP, buf, strlen(buf));
+}
+
+static gr_cel_val cidr_new(const cel_node *n, const cidrv *c)
+{
+    char buf[80];
+    ip_fmt(&c->ip, buf, sizeof(buf));
+    size_t l = strlen(buf);
+    snprintf(buf + l, sizeof(buf) - l, "/%d", c->bits);
+    return opaque_new(n, T_CIDR, buf, strlen(buf));
+}
+
+static bool ip_get(const gr_cel_val *v, ipaddr *ip)
+{
+    size_t l;
+    char why[400];
+    const char *s = opaque_get(v, T_IP, &l);
+    return s && ip_parse(s, l, ip, why, sizeof(why));
+}
+
+static bool cidr_get(const gr_cel_val *v, cidrv *c)
+{
+    size_t l;
+    char why[400];
+    const char *s = opaque_get(v, T_CIDR, &l);
+    return s && cidr_parse(s, l, c, why, sizeof(why));
+}
+
+static bool ip_in(const ipaddr *ip, const unsigned char *pfx, int bits)
+{
+    ipaddr p = {ip->family, {0}};
+    memcpy(p.b, pfx, ip->family == 4 ? 4 : 16);
+    cidrv c = {p, bits};
+    return cidr_contains_ip(&c, ip);
+}
+
+static gr_cel_val ip_method(const cel_node *n, const gr_cel_val *a, const ipaddr *ip)
+{
+    static const unsigned char zero[16] = {0};
+    static const unsigned char v4loop[4] = {127, 0, 0, 0}, v4llm[4] = {224, 0, 0, 0},
+                               v4llu[4] = {169, 254, 0, 0}, v4mc[4] = {224, 0, 0, 0},
+                               v6llm[16] = {0xff, 0x02}, v6llu[16] = {0xfe, 0x80},
+                               v6mc[16] = {0xff};
+    bool v4 = ip->family == 4;
+    int n_ = v4 ? 4 : 16;
+    bool unspec = memcmp(ip->b, zero, (size_t)n_) == 0;
+    bool loop = v4 ? ip_in(ip, v4loop, 8) : (memcmp(ip->b, zero, 15) == 0 && ip->b[15] == 1);
+    bool llu = v4 ? ip_in(ip, v4llu, 16) : ip_in(ip, v6llu, 10);
+    bool mc = v4 ? ip_in(ip, v4mc, 4) : ip_in(ip, v6mc, 8);
+    switch (n->fn) {
+    case F_IP_FAMILY:
+        return gr_cel_val_int(ip->family);
+    case F_IP_ISUNSPECIFIED:
+        return gr_cel_val_bool(unspec);
+    case F_IP_ISLOOPBACK:
+        return gr_cel_val_bool(loop);
+    case F_IP_ISLLM:
+        /* netip: 224.0.0.0/24, and ff02::/16 (scope bits only) */
+        return gr_cel_val_bool(v4 ? ip_in(ip, v4llm, 24)
+                                  : (ip->b[0] == 0xff && (ip->b[1] & 0x0f) == 0x02));
+    case F_IP_ISLLU:
+        return gr_cel_val_bool(llu);
+    case F_IP_ISGLOBAL: {
+        bool bcast = v4 && ip->b[0] == 255 && ip->b[1] == 255 && ip->b[2] == 255 && ip->b[3] == 255;
+        (void)v6llm;
+        return gr_cel_val_bool(!unspec && !bcast && !loop && !mc && !llu);
+    }
+    default:
+        return cel_no_overload(n, a, 1);
+    }
+}
+
+gr_cel_val cel_lib_to_string(const gr_cel_val *v)
+{
+    size_t l;
+    const char *s = opaque_get(v, T_IP, &l);
+    if (!s)
+        s = opaque_get(v, T_CIDR, &l);
+    if (!s)
+        s = opaque_get(v, T_URL, &l);
+    if (!s)
+        return (gr_cel_val){0};
+    return cel_str_new(GR_CEL_STRING, s, l);
+}
+
+static gr_cel_val quantity_call(const cel_node *n, gr_cel_val *a, size_t na)
+{
+    qty q, y;
+    const char *why;
+    if (n->fn == F_QUANTITY || n->fn == F_ISQUANTITY) {
+        if (a[0].kind != GR_CEL_STRING)
+            return cel_no_overload(n, a, 1);
+        size_t l;
+        const char *s = cel_sv(&a[0], &l);
+        bool ok = qty_parse(s, l, &q, &why);
+        if (n->fn == F_ISQUANTITY)
+            return gr_cel_val_bool(ok);
+        if (!ok)
+            return cel_err(GR_EINVAL, n->off, "%s", why);
+        return qty_new(n, &q);
+    }
+    if (!qty_get(&a[0], &q))
+        return cel_no_overload(n, a, na);
+    int64_t i;
+    switch (n->fn) {
+    case F_QSIGN: {
+        qdec d;
+        qty_as_dec(&q, &d);
+        return gr_cel_val_int(d.sign);
+    }
+    case F_QISINTEGER:
+        return gr_cel_val_bool(qty_as_i64(&q, &i));
+    case F_QASINTEGER:
+        if (!qty_as_i64(&q, &i))
+            return cel_err(GR_EINVAL, n->off, "cannot convert value to integer");
+        return gr_cel_val_int(i);
+    case F_QASFLOAT:
+        return gr_cel_val_double(qty_float(&q));
+    case F_QADD:
+    case F_QSUB:
+        if (a[1].kind == GR_CEL_INT) {
+            memset(&y, 0, sizeof(y));
+            y.v = a[1].u.i;
+        } else if (!qty_get(&a[1], &y)) {
+            return cel_no_overload(n, a, na);
+        }
+        if (!qty_add(&q, &y, n->fn == F_QSUB ? -1 : 1))
+            return cel_err(GR_EINVAL, n->off, "quantity out of range");
+        return qty_new(n, &q);
+    default: /* compareTo, isGreaterThan, isLessThan */
+        if (!qty_get(&a[1], &y))
+            return cel_no_overload(n, a, na);
+        int c = qty_cmp(&q, &y);
+        if (n->fn == F_COMPARETO)
+            return gr_cel_val_int(c);
+        return gr_cel_val_bool(n->fn == F_ISGREATERTHAN ? c > 0 : c < 0);
+    }
+}
+
+static gr_cel_val net_call(const cel_node *n, gr_cel_val *a, size_t na)
+{
+    char why[400];
+    ipaddr ip;
+    cidrv c;
+    size_t l;
+    const char *s = a[0].kind == GR_CEL_STRING ? cel_sv(&a[0], &l) : NULL;
+    switch (n->fn) {
+    case F_IP:
+        if (cidr_get(&a[0], &c)) /* cidr.ip(): the prefix's address */
+            return ip_new(n, &c.ip);
+        if (!s)
+            return cel_no_overload(n, a, na);
+        if (!ip_parse(s, l, &ip, why, sizeof(why)))
+            return cel_err(GR_EINVAL, n->off, "%s", why);
+        return ip_new(n, &ip);
+    case F_ISIP:
+        if (!s)
+            return cel_no_overload(n, a, na);
+        return gr_cel_val_bool(ip_parse(s, l, &ip, why, sizeof(why)));
+    case F_IP_ISCANONICAL: {
+        if (!s)
+            return cel_no_overload(n, a, na);
+        if (!ip_parse(s, l, &ip, why, sizeof(why)))
+            return cel_err(GR_EINVAL, n->off, "%s", why);
+        char buf[64];
+        ip_fmt(&ip, buf, sizeof(buf));
+        return gr_cel_val_bool(strlen(buf) == l && memcmp(buf, s, l) == 0);
+    }
+    case F_CIDR:
+        if (!s)
+            return cel_no_overload(n, a, na);
+        if (!cidr_parse(s, l, &c, why, sizeof(why)))
+            return cel_err(GR_EINVAL, n->off, "%s", why);
+        return cidr_new(n, &c);
+    case F_ISCIDR:
+        if (!s)
+            return cel_no_overload(n, a, na);
+        return gr_cel_val_bool(cidr_parse(s, l, &c, why, sizeof(why)));
+    case F_CIDR_CONTAINSIP:
+    case F_CIDR_CONTAINSCIDR:
+    case F_CIDR_PREFIXLEN:
+    case F_CIDR_MASKED: {
+        if (!cidr_get(&a[0], &c))
+            return cel_no_overload(n, a, na);
+        if (n->fn == F_CIDR_PREFIXLEN)
+            return gr_cel_val_int(c.bits);
+        if (n->fn == F_CIDR_MASKED) {
+            ip_mask(&c.ip, c.bits);
+            return cidr_new(n, &c);
+        }
+        size_t l2;
+        const char *s2 = a[1].kind == GR_CEL_STRING ? cel_sv(&a[1], &l2) : NULL;
+        if (n->fn == F_CIDR_CONTAINSIP) {
+            if (s2) {
+                if (!ip_parse(s2, l2, &ip, why, sizeof(why)))
+                    return cel_err(GR_EINVAL, n->off, "%s", why);
+            } else if (!ip_get(&a[1], &ip)) {
+                return cel_no_overload(n, a, na);
+            }
+            return gr_cel_val_bool(cidr_contains_ip(&c, &ip));
+        }
+        cidrv o;
+        if (s2) {
+            if (!cidr_parse(s2, l2, &o, why, sizeof(why)))
+                return cel_err(GR_EINVAL, n->off, "%s", why);
+        } else if (!cidr_get(&a[1], &o)) {
+            return cel_no_overload(n, a, na);
+        }
+        return gr_cel_val_bool(c.bits <= o.bits && cidr_contains_ip(&c, &o.ip));
+    }
+    default:
+        if (!ip_get(&a[0], &ip))
+            return cel_no_overload(n, a, na);
+        return ip_method(n, a, &ip);
+    }
+}
+
+gr_cel_val cel_lib_call(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
+{
+    if (n->fn >= F_QUANTITY && n->fn <= F_ISLESSTHAN)
+        return quantity_call(n, a, na);
+    if (n->fn >= F_IP && n->fn <= F_CIDR_MASKED)
+        return net_call(n, a, na);
+    return lib_call_core(c, n, a, na);
 }

@@ -1115,9 +1115,13 @@ int cel_equal(const gr_cel_val *a, const gr_cel_val *b)
         }
         return eq;
     }
-    case GR_CEL_OBJECT:
+    case GR_CEL_OBJECT: {
         if (strcmp(gr_cel_val_type_name(a), gr_cel_val_type_name(b)) != 0)
             return 0;
+        int qc;
+        if (cel_lib_quantity_cmp(a, b, &qc) == 0) /* Quantity.Equal: same value */
+            return qc == 0;
+    }
         __attribute__((fallthrough));
     case GR_CEL_MAP: {
         if (cel_map_len(a) != cel_map_len(b))

@@ -375,6 +375,61 @@ static void test_bind_and_two_var_comprehensions(void **state)
     ERR("[1].all(x, x, true)", "duplicate variable name");
 }
 
+/* Expected values checked against k8s.io/apiserver v0.36.3's CEL
+ * environment (the Kubernetes 1.36 libraries). */
+static void test_quantity_library(void **state)
+{
+    (void)state;
+    TRUE("quantity('10Gi').compareTo(quantity('10G')) == 1");
+    TRUE("quantity('1Gi') == quantity('1024Mi') && quantity('1000m') == quantity('1')");
+    TRUE("quantity('500Mi').compareTo(quantity('10Gi')) <= 0");
+    TRUE("quantity('1.5G').isGreaterThan(quantity('1Gi')) && "
+         "quantity('1').isLessThan(quantity('2'))");
+    TRUE("quantity('1k').isInteger() && quantity('1k').asInteger() == 1000");
+    /* the int64 representation is visible, as in Kubernetes */
+    TRUE("!quantity('1000m').isInteger() && !quantity('1.5Gi').isInteger()");
+    TRUE("!quantity('1Ei').isInteger() && quantity('1Mi').asInteger() == 1048576");
+    TRUE("quantity('100m').add(quantity('900m')) == quantity('1')");
+    TRUE("quantity('5').sub(7).asInteger() == -2 && quantity('1').add(1).asInteger() == 2");
+    TRUE("quantity('1.5Gi').asApproximateFloat() == 1610612736.0");
+    TRUE("quantity('0.1n').asApproximateFloat() == 1e-9"); /* rounded up to 1n */
+    TRUE("quantity('12345678901234567890') == quantity('12345678901234567890e0')");
+    TRUE("quantity('-').asInteger() == 0 && quantity('+1').asInteger() == 1");
+    TRUE("quantity('1e3').asInteger() == 1000 && quantity('1E-3').asApproximateFloat() == 0.001");
+    TRUE("isQuantity('1Gi') && !isQuantity('1 Gi') && !isQuantity('') && !isQuantity('1ki')");
+    ERR("quantity('1.2.3')", "quantities must match");
+    ERR("quantity('1e')", "unable to parse quantity's suffix");
+    ERR("quantity('1.5').asInteger()", "cannot convert value to integer");
+}
+
+static void test_ip_cidr_library(void **state)
+{
+    (void)state;
+    TRUE("ip('1.2.3.4').family() == 4 && ip('::1').family() == 6");
+    TRUE("ip('::1').isLoopback() && ip('127.0.0.1').isLoopback()");
+    TRUE("ip('fe80::1').isLinkLocalUnicast() && ip('169.254.1.1').isLinkLocalUnicast()");
+    TRUE("ip('ff02::1').isLinkLocalMulticast() && ip('224.0.0.1').isLinkLocalMulticast()");
+    TRUE("ip('10.0.0.1').isGlobalUnicast() && !ip('255.255.255.255').isGlobalUnicast()");
+    TRUE("ip('0.0.0.0').isUnspecified() && ip('::').isUnspecified()");
+    TRUE("string(ip('2001:DB8:0:0:0:0:0:1')) == '2001:db8::1'");
+    TRUE("string(ip('2001:0:0:1:0:0:0:1')) == '2001:0:0:1::1'");
+    TRUE("string(ip('::1.2.3.4')) == '::102:304'");
+    TRUE("ip.isCanonical('2001:db8::1') && !ip.isCanonical('2001:DB8::1')");
+    TRUE("ip('1.2.3.4') == ip('1.2.3.4') && ip('1.2.3.4') != ip('1.2.3.5')");
+    TRUE("isIP('1.2.3.4') && !isIP('1.2.3') && !isIP('01.2.3.4')");
+    ERR("ip('::ffff:1.2.3.4')", "IPv4-mapped IPv6 address");
+    ERR("ip('fe80::1%eth0')", "with zone value is not allowed");
+    TRUE("cidr('192.168.0.0/24').containsIP(ip('192.168.0.1'))");
+    TRUE("!cidr('192.168.0.0/24').containsIP('192.168.1.1')");
+    TRUE("cidr('192.168.0.0/16').containsCIDR(cidr('192.168.1.0/24'))");
+    TRUE("!cidr('192.168.1.0/24').containsCIDR('192.168.0.0/16')");
+    TRUE("cidr('192.168.1.5/24').masked() == cidr('192.168.1.0/24')");
+    TRUE("string(cidr('192.168.1.5/24').ip()) == '192.168.1.5'");
+    TRUE("cidr('::1/128').prefixLength() == 128 && !cidr('10.0.0.0/8').containsIP('::1')");
+    TRUE("isCIDR('10.0.0.0/8') && !isCIDR('10.0.0.0') && !isCIDR('1.2.3.4/08')");
+    ERR("cidr('1.2.3.4/33')", "bad bits after slash");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -388,6 +443,8 @@ int main(void)
         cmocka_unit_test(test_regex_library),
         cmocka_unit_test(test_math_library),
         cmocka_unit_test(test_bind_and_two_var_comprehensions),
+        cmocka_unit_test(test_quantity_library),
+        cmocka_unit_test(test_ip_cidr_library),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
