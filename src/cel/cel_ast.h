@@ -189,6 +189,19 @@ typedef enum cel_fn {
     F_CIDR_CONTAINSCIDR,
     F_CIDR_PREFIXLEN,
     F_CIDR_MASKED,
+    F_SEMVER, /* Kubernetes semver */
+    F_ISSEMVER,
+    F_SEMVER_MAJOR,
+    F_SEMVER_MINOR,
+    F_SEMVER_PATCH,
+    F_URL, /* Kubernetes URLs */
+    F_ISURL,
+    F_URL_SCHEME,
+    F_URL_HOST,
+    F_URL_HOSTNAME,
+    F_URL_PORT,
+    F_URL_PATH,
+    F_URL_QUERY,
     F_COUNT_
 } cel_fn;
 

@@ -120,9 +120,9 @@ size_t cel_utf8_encode(uint32_t cp, char *out);
 void cel_fmt_double(double d, char *out, size_t outsz);
 
 /* ---- libraries (cel_lib.c) ---- */
-/* Two kubernetes.Quantity objects: *out = -1/0/1, returns 0; -1 if either is
- * not a quantity. */
-int cel_lib_quantity_cmp(const gr_cel_val *a, const gr_cel_val *b, int *out);
+/* Two kubernetes.Quantity or two kubernetes.Semver objects: *out = -1/0/1,
+ * returns 0; -1 if they are not. */
+int cel_lib_opaque_cmp(const gr_cel_val *a, const gr_cel_val *b, int *out);
 /* string() of a library value (IP, CIDR, URL, semver): a new string, or
  * kind GR_CEL_UNSET when v is not one. */
 gr_cel_val cel_lib_to_string(const gr_cel_val *v);

@@ -1834,7 +1834,7 @@ static double qty_float(const qty *q)
     return strtod(buf, NULL);
 }
 
-int cel_lib_quantity_cmp(const gr_cel_val *a, const gr_cel_val *b, int *out)
+static int cel_lib_quantity_cmp(const gr_cel_val *a, const gr_cel_val *b, int *out)
 {
     qty x, y;
     if (!qty_get(a, &x) || !qty_get(b, &y))
@@ -2212,8 +2212,631 @@ static gr_cel_val net_call(const cel_node *n, gr_cel_val *a, size_t na)
     }
 }
 
+/* ---- semver: github.com/blang/semver/v4 as Kubernetes' semver library ---- */
+
+typedef struct semv {
+    uint64_t maj, min, pat;
+    const char *pre; /* pre-release identifiers ("rc.1"), not NUL-terminated */
+    size_t prelen;
+} semv;
+
+static bool all_of(const char *s, size_t n, const char *set)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strchr(set, s[i]) || s[i] == 0)
+            return false;
+    return true;
+}
+
+#define SV_NUM   "0123456789"
+#define SV_ALNUM "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-"
+
+static bool sv_num(const char *s, size_t n, uint64_t *out, const char *what, char *why,
+                   size_t whysz)
+{
+    if (!all_of(s, n, SV_NUM) || n == 0) {
+        snprintf(why, whysz, "Invalid character(s) found in %s number \"%.*s\"", what,
+                 (int)(n > 32 ? 32 : n), s);
+        return false;
+    }
+    if (n > 1 && s[0] == '0') {
+        snprintf(why, whysz, "%c%s number must not contain leading zeroes \"%.*s\"", what[0] - 32,
+                 what + 1, (int)(n > 32 ? 32 : n), s);
+        return false;
+    }
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10) {
+            snprintf(why, whysz, "strconv.ParseUint: parsing \"%.*s\": value out of range",
+                     (int)(n > 32 ? 32 : n), s);
+            return false;
+        }
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+/* semver.Parse (strict) of s[0..n). */
+static bool sv_parse(const char *s, size_t n, semv *v, char *why, size_t whysz)
+{
+    memset(v, 0, sizeof(*v));
+    if (n == 0) {
+        snprintf(why, whysz, "Version string empty");
+        return false;
+    }
+    const char *d1 = memchr(s, '.', n);
+    const char *d2 = d1 ? memchr(d1 + 1, '.', (size_t)(s + n - d1 - 1)) : NULL;
+    if (!d2) {
+        snprintf(why, whysz, "No Major.Minor.Patch elements found");
+        return false;
+    }
+    if (!sv_num(s, (size_t)(d1 - s), &v->maj, "major", why, whysz) ||
+        !sv_num(d1 + 1, (size_t)(d2 - d1 - 1), &v->min, "minor", why, whysz))
+        return false;
+    const char *p = d2 + 1, *e = s + n;
+    const char *plus = memchr(p, '+', (size_t)(e - p));
+    const char *pend = plus ? plus : e;
+    if (plus) { /* build metadata: dot-separated, non-empty, alphanumeric */
+        const char *b = plus + 1;
+        for (;;) {
+            const char *dot = memchr(b, '.', (size_t)(e - b));
+            const char *be = dot ? dot : e;
+            if (be == b) {
+                snprintf(why, whysz, "Build meta data is empty");
+                return false;
+            }
+            if (!all_of(b, (size_t)(be - b), SV_ALNUM)) {
+                snprintf(why, whysz, "Invalid character(s) found in build meta data \"%.*s\"",
+                         (int)(be - b > 32 ? 32 : be - b), b);
+                return false;
+            }
+            if (!dot)
+                break;
+            b = dot + 1;
+        }
+    }
+    const char *dash = memchr(p, '-', (size_t)(pend - p));
+    if (!sv_num(p, (size_t)((dash ? dash : pend) - p), &v->pat, "patch", why, whysz))
+        return false;
+    if (dash) {
+        v->pre = dash + 1;
+        v->prelen = (size_t)(pend - dash - 1);
+        const char *b = v->pre;
+        for (;;) {
+            const char *dot = memchr(b, '.', (size_t)(pend - b));
+            const char *be = dot ? dot : pend;
+            size_t l = (size_t)(be - b);
+            if (l == 0) {
+                snprintf(why, whysz, "Prerelease is empty");
+                return false;
+            }
+            if (all_of(b, l, SV_NUM)) {
+                if (l > 1 && b[0] == '0') {
+                    snprintf(why, whysz,
+                             "Numeric PreRelease version must not contain leading zeroes \"%.*s\"",
+                             (int)(l > 32 ? 32 : l), b);
+                    return false;
+                }
+            } else if (!all_of(b, l, SV_ALNUM)) {
+                snprintf(why, whysz, "Invalid character(s) found in prerelease \"%.*s\"",
+                         (int)(l > 32 ? 32 : l), b);
+                return false;
+            }
+            if (!dot)
+                break;
+            b = dot + 1;
+        }
+    }
+    return true;
+}
+
+/* normalizeAndParse: strip "v", leading zeros, fill missing minor/patch. */
+static bool sv_parse_norm(const char *s, size_t n, semv *v, char *buf, size_t bufsz, char *why,
+                          size_t whysz)
+{
+    if (n > 0 && s[0] == 'v') {
+        s++;
+        n--;
+    }
+    const char *parts[3];
+    size_t lens[3];
+    int np = 0;
+    const char *p = s, *e = s + n;
+    while (np < 2) {
+        const char *dot = memchr(p, '.', (size_t)(e - p));
+        if (!dot)
+            break;
+        parts[np] = p;
+        lens[np++] = (size_t)(dot - p);
+        p = dot + 1;
+    }
+    parts[np] = p;
+    lens[np++] = (size_t)(e - p);
+    size_t bl = 0;
+    for (int i = 0; i < np; i++) {
+        const char *q = parts[i];
+        size_t l = lens[i];
+        bool zero_prefix = false;
+        if (l > 1) {
+            while (l > 0 && *q == '0') {
+                q++;
+                l--;
+            }
+            zero_prefix = l == 0 || !(*q >= '0' && *q <= '9');
+        }
+        if (bl + l + 3 >= bufsz)
+            return false;
+        if (i)
+            buf[bl++] = '.';
+        if (zero_prefix)
+            buf[bl++] = '0';
+        memcpy(buf + bl, q, l);
+        bl += l;
+    }
+    if (np < 3) {
+        if (memchr(parts[np - 1], '+', lens[np - 1]) || memchr(parts[np - 1], '-', lens[np - 1])) {
+            snprintf(why, whysz, "short version cannot contain PreRelease/Build meta data");
+            return false;
+        }
+        for (; np < 3; np++) {
+            if (bl + 3 >= bufsz)
+                return false;
+            buf[bl++] = '.';
+            buf[bl++] = '0';
+        }
+    }
+    buf[bl] = 0;
+    return sv_parse(buf, bl, v, why, whysz);
+}
+
+static int u64cmp(uint64_t a, uint64_t b)
+{
+    return a == b ? 0 : a > b ? 1 : -1;
+}
+
+static int sv_cmp(const semv *a, const semv *b)
+{
+    int c = u64cmp(a->maj, b->maj);
+    if (!c)
+        c = u64cmp(a->min, b->min);
+    if (!c)
+        c = u64cmp(a->pat, b->pat);
+    if (c)
+        return c;
+    if (!a->prelen || !b->prelen)
+        return (a->prelen == 0) - (b->prelen == 0);
+    const char *x = a->pre, *xe = a->pre + a->prelen, *y = b->pre, *ye = b->pre + b->prelen;
+    for (;;) {
+        const char *xd = memchr(x, '.', (size_t)(xe - x)), *yd = memchr(y, '.', (size_t)(ye - y));
+        size_t xl = (size_t)((xd ? xd : xe) - x), yl = (size_t)((yd ? yd : ye) - y);
+        bool xn = all_of(x, xl, SV_NUM), yn = all_of(y, yl, SV_NUM);
+        int r;
+        if (xn != yn) {
+            r = xn ? -1 : 1;
+        } else if (xn) {
+            r = xl != yl ? (xl > yl ? 1 : -1) : memcmp(x, y, xl);
+        } else {
+            r = memcmp(x, y, xl < yl ? xl : yl);
+            if (!r)
+                r = xl == yl ? 0 : xl > yl ? 1 : -1;
+        }
+        if (r)
+            return r > 0 ? 1 : -1;
+        if (!xd || !yd)
+            return (xd != NULL) - (yd != NULL);
+        x = xd + 1;
+        y = yd + 1;
+    }
+}
+
+static bool sv_get(const gr_cel_val *v, semv *out)
+{
+    size_t l;
+    char why[200];
+    const char *s = opaque_get(v, T_SEMVER, &l);
+    return s && sv_parse(s, l, out, why, sizeof(why));
+}
+
+static gr_cel_val semver_call(const cel_node *n, gr_cel_val *a, size_t na)
+{
+    char why[200], buf[512];
+    semv v, o;
+    if (n->fn == F_SEMVER || n->fn == F_ISSEMVER) {
+        if (a[0].kind != GR_CEL_STRING || (na == 2 && a[1].kind != GR_CEL_BOOL))
+            return cel_no_overload(n, a, na);
+        size_t l;
+        const char *s = cel_sv(&a[0], &l);
+        bool norm = na == 2 && a[1].u.b;
+        bool ok = norm ? sv_parse_norm(s, l, &v, buf, sizeof(buf), why, sizeof(why))
+                       : sv_parse(s, l, &v, why, sizeof(why));
+        if (n->fn == F_ISSEMVER)
+            return gr_cel_val_bool(ok);
+        if (!ok)
+            return cel_err(GR_EINVAL, n->off, "%s", why);
+        return opaque_new(n, T_SEMVER, norm ? buf : s, norm ? strlen(buf) : l);
+    }
+    if (!sv_get(&a[0], &v))
+        return cel_no_overload(n, a, na);
+    switch (n->fn) {
+    case F_SEMVER_MAJOR:
+        return gr_cel_val_int((int64_t)v.maj);
+    case F_SEMVER_MINOR:
+        return gr_cel_val_int((int64_t)v.min);
+    case F_SEMVER_PATCH:
+        return gr_cel_val_int((int64_t)v.pat);
+    default: {
+        if (na != 2 || !sv_get(&a[1], &o))
+            return cel_no_overload(n, a, na);
+        int c = sv_cmp(&v, &o);
+        if (n->fn == F_COMPARETO)
+            return gr_cel_val_int(c);
+        return gr_cel_val_bool(n->fn == F_ISGREATERTHAN ? c > 0 : c < 0);
+    }
+    }
+}
+
+int cel_lib_opaque_cmp(const gr_cel_val *a, const gr_cel_val *b, int *out)
+{
+    semv x, y;
+    if (sv_get(a, &x) && sv_get(b, &y)) { /* Version.EQ: build metadata ignored */
+        *out = sv_cmp(&x, &y);
+        return 0;
+    }
+    return cel_lib_quantity_cmp(a, b, out);
+}
+
+/* ---- URLs: Go's net/url (ParseRequestURI to accept, Parse to read) ---- */
+
+typedef struct urlp {
+    const char *scheme, *host, *path, *query;
+    size_t slen, hlen, plen, qlen;
+    bool has_query;
+} urlp;
+
+static int unhex(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static bool valid_escapes(const char *s, size_t n, char *why, size_t whysz)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '%' && (i + 2 >= n || unhex(s[i + 1]) < 0 || unhex(s[i + 2]) < 0)) {
+            snprintf(why, whysz, "invalid URL escape \"%.*s\"", (int)(n - i < 3 ? n - i : 3),
+                     s + i);
+            return false;
+        }
+    return true;
+}
+
+/* Go's validOptionalPort: "" or ":" digits*. */
+static bool valid_port(const char *s, size_t n)
+{
+    if (n == 0)
+        return true;
+    if (s[0] != ':')
+        return false;
+    for (size_t i = 1; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+    return true;
+}
+
+static bool host_char_ok(unsigned char c)
+{
+    if (c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+        return true;
+    return strchr("-_.~!$&'()*+,;=:[]<>\"%", c) != NULL && c != 0;
+}
+
+/* Parse; request = ParseRequestURI (absolute URI or absolute path, the
+ * fragment is not split off). */
+static bool url_parse(const char *s, size_t n, bool request, urlp *u, char *why, size_t whysz)
+{
+    memset(u, 0, sizeof(*u));
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
+            snprintf(why, whysz, "parse \"%.*s\": net/url: invalid control character in URL",
+                     (int)(n > 64 ? 64 : n), s);
+            return false;
+        }
+    if (!request) {
+        const char *h = memchr(s, '#', n);
+        if (h) {
+            if (!valid_escapes(h + 1, (size_t)(s + n - h - 1), why, whysz))
+                return false;
+            n = (size_t)(h - s);
+        }
+    }
+    if (n == 0 && request) {
+        snprintf(why, whysz, "parse \"\": empty url");
+        return false;
+    }
+    const char *rest = s, *e = s + n;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+            continue;
+        if (((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.') && i > 0)
+            continue;
+        if (c == ':') {
+            if (i == 0) {
+                snprintf(why, whysz, "parse \"%.*s\": missing protocol scheme",
+                         (int)(n > 64 ? 64 : n), s);
+                return false;
+            }
+            u->scheme = s;
+            u->slen = i;
+            rest = s + i + 1;
+        }
+        break;
+    }
+    const char *q = memchr(rest, '?', (size_t)(e - rest));
+    if (q) {
+        u->has_query = true;
+        u->query = q + 1;
+        u->qlen = (size_t)(e - q - 1);
+        e = q;
+    }
+    if (rest == e || *rest != '/') {
+        if (u->slen)
+            return true; /* opaque: "mailto:x" */
+        if (request) {
+            snprintf(why, whysz, "parse \"%.*s\": invalid URI for request", (int)(n > 64 ? 64 : n),
+                     s);
+            return false;
+        }
+        const char *sl = memchr(rest, '/', (size_t)(e - rest));
+        if (memchr(rest, ':', (size_t)((sl ? sl : e) - rest))) {
+            snprintf(why, whysz, "parse \"%.*s\": first path segment in URL cannot contain colon",
+                     (int)(n > 64 ? 64 : n), s);
+            return false;
+        }
+    }
+    if ((u->slen || (!request && !(e - rest >= 3 && memcmp(rest, "///", 3) == 0))) &&
+        e - rest >= 2 && rest[0] == '/' && rest[1] == '/') {
+        const char *a = rest + 2;
+        const char *sl = memchr(a, '/', (size_t)(e - a));
+        const char *ae = sl ? sl : e;
+        const char *at_ = NULL;
+        for (const char *p = a; p < ae; p++)
+            if (*p == '@')
+                at_ = p;
+        const char *h = at_ ? at_ + 1 : a;
+        size_t hl = (size_t)(ae - h);
+        bool ok = true;
+        if (hl > 0 && h[0] == '[') {
+            const char *rb = NULL;
+            for (const char *p = h; p < ae; p++)
+                if (*p == ']')
+                    rb = p;
+            if (!rb) {
+                snprintf(why, whysz, "parse \"%.*s\": missing ']' in host", (int)(n > 64 ? 64 : n),
+                         s);
+                return false;
+            }
+            ok = valid_port(rb + 1, (size_t)(ae - rb - 1));
+        } else {
+            const char *colon = NULL;
+            for (const char *p = h; p < ae; p++)
+                if (*p == ':')
+                    colon = p;
+            if (colon)
+                ok = valid_port(colon, (size_t)(ae - colon));
+        }
+        if (!ok) {
+            snprintf(why, whysz, "parse \"%.*s\": invalid port after host", (int)(n > 64 ? 64 : n),
+                     s);
+            return false;
+        }
+        for (size_t i = 0; i < hl; i++)
+            if (!host_char_ok((unsigned char)h[i])) {
+                snprintf(why, whysz, "parse \"%.*s\": invalid character \"%c\" in host name",
+                         (int)(n > 64 ? 64 : n), s, h[i]);
+                return false;
+            }
+        if (!valid_escapes(h, hl, why, whysz))
+            return false;
+        u->host = h;
+        u->hlen = hl;
+        rest = ae;
+    }
+    if (!valid_escapes(rest, (size_t)(e - rest), why, whysz))
+        return false;
+    u->path = rest;
+    u->plen = (size_t)(e - rest);
+    return true;
+}
+
+static gr_cel_val url_query(const cel_node *n, const urlp *u)
+{
+    /* url.ParseQuery: pairs split on '&'; a key with ';' or a bad escape is
+     * dropped; '+' is a space. Values keep their order. */
+    vec keys = {0}, vals = {0};
+    const char *p = u->query, *e = u->query + u->qlen;
+    bool ok = true;
+    while (ok && u->has_query && p <= e) {
+        const char *amp = memchr(p, '&', (size_t)(e - p));
+        const char *pe = amp ? amp : e;
+        const char *eq = memchr(p, '=', (size_t)(pe - p));
+        bool skip = pe == p || memchr(p, ';', (size_t)(pe - p)) != NULL;
+        char *dec[2] = {NULL, NULL};
+        const char *part[2] = {p, eq ? eq + 1 : pe};
+        size_t plen[2] = {(size_t)((eq ? eq : pe) - p), eq ? (size_t)(pe - eq - 1) : 0};
+        size_t dl[2] = {0, 0};
+        for (int k = 0; k < 2 && !skip; k++) {
+            dec[k] = malloc(plen[k] + 1);
+            if (!dec[k]) {
+                ok = false;
+                break;
+            }
+            for (size_t i = 0; i < plen[k]; i++) {
+                char c = part[k][i];
+                if (c == '+') {
+                    c = ' ';
+                } else if (c == '%') {
+                    if (i + 2 >= plen[k] || unhex(part[k][i + 1]) < 0 ||
+                        unhex(part[k][i + 2]) < 0) {
+                        skip = true;
+                        break;
+                    }
+                    c = (char)(unhex(part[k][i + 1]) * 16 + unhex(part[k][i + 2]));
+                    i += 2;
+                }
+                dec[k][dl[k]++] = c;
+            }
+        }
+        if (ok && !skip && cel_utf8_valid(dec[0], dl[0]) && cel_utf8_valid(dec[1], dl[1])) {
+            size_t j = 0;
+            for (; j < keys.n; j++) {
+                size_t kl;
+                const char *ks = cel_sv(&keys.v[j], &kl);
+                if (kl == dl[0] && memcmp(ks, dec[0], kl) == 0)
+                    break;
+            }
+            gr_cel_val sv = cel_str_new(GR_CEL_STRING, dec[1], dl[1]);
+            if (j == keys.n) {
+                ok = vec_push(&keys, cel_str_new(GR_CEL_STRING, dec[0], dl[0])) &&
+                     vec_push(&vals, (gr_cel_val){0});
+                if (ok)
+                    vals.v[j] = list_of(n, &sv, 1);
+                else
+                    gr_cel_val_release(&sv);
+            } else {
+                size_t ln;
+                gr_cel_val *items = list_items(&vals.v[j], &ln);
+                gr_cel_val *grown = items ? realloc(items, (ln + 1) * sizeof(*grown)) : NULL;
+                if (!grown) {
+                    if (items)
+                        items_free(items, ln);
+                    gr_cel_val_release(&sv);
+                    ok = false;
+                } else {
+                    grown[ln] = sv;
+                    gr_cel_val_release(&vals.v[j]);
+                    vals.v[j] = list_of(n, grown, ln + 1);
+                    free(grown);
+                }
+            }
+        }
+        free(dec[0]);
+        free(dec[1]);
+        if (!amp)
+            break;
+        p = amp + 1;
+    }
+    gr_cel_val *mk, *mv;
+    gr_cel_val r = ok ? cel_map_alloc(keys.n, &mk, &mv) : oom(n);
+    if (!cel_is_err(&r)) {
+        for (size_t i = 0; i < keys.n; i++) {
+            mk[i] = keys.v[i];
+            mv[i] = vals.v[i];
+        }
+        keys.n = vals.n = 0;
+    }
+    items_free(keys.v, keys.n);
+    items_free(vals.v, vals.n);
+    return at(n, r);
+}
+
+/* Go's URL.EscapedPath for a path that parsed: the raw text, with bytes the
+ * path may not hold unescaped percent-encoded. */
+static gr_cel_val url_escaped_path(const cel_node *n, const urlp *u)
+{
+    gr_buf b = GR_BUF_INIT(0);
+    int rc = GR_OK;
+    for (size_t i = 0; i < u->plen && rc == GR_OK; i++) {
+        unsigned char c = (unsigned char)u->path[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  (c && strchr("-_.~$&+,/:;=@!'()*%", c));
+        rc = ok ? gr_buf_putc(&b, (char)c) : gr_buf_printf(&b, "%%%02X", c);
+    }
+    if (rc != GR_OK) {
+        gr_buf_free(&b);
+        return oom(n);
+    }
+    return str_from_buf(n, &b);
+}
+
+static gr_cel_val url_call(const cel_node *n, gr_cel_val *a, size_t na)
+{
+    char why[300];
+    urlp u;
+    size_t l;
+    if (n->fn == F_URL || n->fn == F_ISURL) {
+        if (a[0].kind != GR_CEL_STRING)
+            return cel_no_overload(n, a, na);
+        const char *s = cel_sv(&a[0], &l);
+        bool ok = url_parse(s, l, true, &u, why, sizeof(why)) &&
+                  url_parse(s, l, false, &u, why, sizeof(why));
+        if (n->fn == F_ISURL)
+            return gr_cel_val_bool(url_parse(s, l, true, &u, why, sizeof(why)));
+        if (!ok)
+            return cel_err(GR_EINVAL, n->off, "URL parse error during conversion from string: %s",
+                           why);
+        return opaque_new(n, T_URL, s, l);
+    }
+    const char *s = opaque_get(&a[0], T_URL, &l);
+    if (!s || !url_parse(s, l, false, &u, why, sizeof(why)))
+        return cel_no_overload(n, a, na);
+    char lower[64];
+    switch (n->fn) {
+    case F_URL_SCHEME: {
+        size_t k = u.slen < sizeof(lower) ? u.slen : sizeof(lower) - 1;
+        for (size_t i = 0; i < k; i++)
+            lower[i] =
+                (char)(u.scheme[i] >= 'A' && u.scheme[i] <= 'Z' ? u.scheme[i] + 32 : u.scheme[i]);
+        return at(n, cel_str_new(GR_CEL_STRING, lower, k));
+    }
+    case F_URL_HOST:
+        return at(n, cel_str_new(GR_CEL_STRING, u.host ? u.host : "", u.hlen));
+    case F_URL_HOSTNAME:
+    case F_URL_PORT: {
+        const char *h = u.host ? u.host : "";
+        size_t hl = u.hlen, pl = 0;
+        const char *port = "";
+        const char *colon = NULL;
+        for (size_t i = 0; i < hl; i++)
+            if (h[i] == ':')
+                colon = h + i;
+        if (colon && valid_port(colon, (size_t)(h + hl - colon))) {
+            port = colon + 1;
+            pl = (size_t)(h + hl - port);
+            hl = (size_t)(colon - h);
+        }
+        if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+            h++;
+            hl -= 2;
+        }
+        if (n->fn == F_URL_PORT)
+            return at(n, cel_str_new(GR_CEL_STRING, port, pl));
+        return at(n, cel_str_new(GR_CEL_STRING, h, hl));
+    }
+    case F_URL_PATH:
+        return url_escaped_path(n, &u);
+    case F_URL_QUERY:
+        return url_query(n, &u);
+    default:
+        return cel_no_overload(n, a, na);
+    }
+}
+
 gr_cel_val cel_lib_call(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
 {
+    if (n->fn >= F_SEMVER && n->fn <= F_SEMVER_PATCH)
+        return semver_call(n, a, na);
+    if (n->fn >= F_URL && n->fn <= F_URL_QUERY)
+        return url_call(n, a, na);
+    if ((n->fn == F_COMPARETO || n->fn == F_ISGREATERTHAN || n->fn == F_ISLESSTHAN) &&
+        a[0].kind == GR_CEL_OBJECT && strcmp(gr_cel_val_type_name(&a[0]), T_SEMVER) == 0)
+        return semver_call(n, a, na);
     if (n->fn >= F_QUANTITY && n->fn <= F_ISLESSTHAN)
         return quantity_call(n, a, na);
     if (n->fn >= F_IP && n->fn <= F_CIDR_MASKED)

@@ -1119,7 +1119,7 @@ int cel_equal(const gr_cel_val *a, const gr_cel_val *b)
         if (strcmp(gr_cel_val_type_name(a), gr_cel_val_type_name(b)) != 0)
             return 0;
         int qc;
-        if (cel_lib_quantity_cmp(a, b, &qc) == 0) /* Quantity.Equal: same value */
+        if (cel_lib_opaque_cmp(a, b, &qc) == 0) /* Quantity/Semver equality: same value */
             return qc == 0;
     }
         __attribute__((fallthrough));

@@ -430,6 +430,34 @@ static void test_ip_cidr_library(void **state)
     ERR("cidr('1.2.3.4/33')", "bad bits after slash");
 }
 
+static void test_url_semver_library(void **state)
+{
+    (void)state;
+    TRUE("url('https://example.com:8080/a/b?x=1&y=2&x=3#frag').getHost() == 'example.com:8080'");
+    TRUE("url('https://example.com:8080/a/b').getHostname() == 'example.com'");
+    TRUE("url('https://example.com:8080/a/b').getPort() == '8080'");
+    TRUE("url('https://example.com/a/b?x=1#f').getEscapedPath() == '/a/b'");
+    TRUE("url('https://example.com/?x=1&y=2&x=3').getQuery() == {'x': ['1', '3'], 'y': ['2']}");
+    TRUE("url('https://example.com/?a+b=c+d&bad=%zz').getQuery() == {'a b': ['c d']}");
+    TRUE("url('HTTPS://example.com').getScheme() == 'https'");
+    TRUE("url('https://[::1]:80/').getHostname() == '::1'");
+    TRUE("url('/absolute/path').getEscapedPath() == '/absolute/path'");
+    TRUE("url('https://example.com/a b').getEscapedPath() == '/a%20b'");
+    TRUE("isURL('https://example.com') && !isURL('example.com') && !isURL('')");
+    ERR("url('relative/path')", "invalid URI for request");
+    ERR("url('https://example.com:port/')", "invalid port");
+    ERR("url('https://example.com/a%zz')", "invalid URL escape");
+    TRUE("semver('1.2.3').major() == 1 && semver('1.2.3').minor() == 2");
+    TRUE("semver('1.2.3-rc.1').isLessThan(semver('1.2.3'))");
+    TRUE("semver('1.2.3-rc.10').compareTo(semver('1.2.3-rc.9')) == 1");
+    TRUE("semver('1.2.3-alpha').compareTo(semver('1.2.3-1')) == 1");
+    TRUE("semver('1.2.3+build') == semver('1.2.3')");
+    TRUE("semver('v1.2', true) == semver('1.2.0') && semver('01.02.03', true).minor() == 2");
+    TRUE("isSemver('1.2.3') && !isSemver('1.2') && isSemver('v1.2', true)");
+    ERR("semver('01.2.3')", "must not contain leading zeroes");
+    ERR("semver('1.2-rc', true)", "short version cannot contain");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -445,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_bind_and_two_var_comprehensions),
         cmocka_unit_test(test_quantity_library),
         cmocka_unit_test(test_ip_cidr_library),
+        cmocka_unit_test(test_url_semver_library),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
