@@ -51,9 +51,11 @@ enum {
 };
 
 enum {
-    NF_TEST_ONLY = 1, /* has(a.b) */
-    NF_RECEIVER = 2,  /* a.f(x) */
-    NF_ROOTDOT = 4,   /* .a (root-scoped identifier) */
+    NF_TEST_ONLY = 1,  /* has(a.b) */
+    NF_RECEIVER = 2,   /* a.f(x) */
+    NF_ROOTDOT = 4,    /* .a (root-scoped identifier) */
+    NF_OPTIONAL = 8,   /* a.?b, a[?b] */
+    NF_OPT_ENTRY = 16, /* [?x], {?k: v}, Msg{?f: v}: on the element, key or field node */
 };
 
 /* Comprehension macros (N_COMP fn). args: [range, body] or, for the
@@ -72,7 +74,9 @@ enum {
     CM_EXISTS_ONE2,
     CM_TLIST,
     CM_TMAP,
-    CM_BIND
+    CM_BIND,
+    CM_OPTMAP, /* opt.optMap(x, e), opt.optFlatMap(x, e): args [opt, e] */
+    CM_OPTFLATMAP
 };
 
 typedef enum cel_fn {
@@ -202,6 +206,13 @@ typedef enum cel_fn {
     F_URL_PORT,
     F_URL_PATH,
     F_URL_QUERY,
+    F_OPT_OF, /* optional types */
+    F_OPT_NONE,
+    F_OPT_OFNONZERO,
+    F_OPT_HASVALUE,
+    F_OPT_VALUE,
+    F_OPT_ORVALUE,
+    F_OPT_OR,
     F_COUNT_
 } cel_fn;
 
@@ -250,6 +261,13 @@ bool cel_charge_bytes(ectx *c, size_t n);
 gr_cel_val cel_cost_err(ectx *c, const cel_node *n);
 gr_cel_val cel_no_overload(const cel_node *n, const gr_cel_val *a, size_t na);
 gr_cel_val cel_conv_string(const cel_node *n, const gr_cel_val *a);
+
+/* cel_lib.c: optional values (an object of type "optional_type" with zero
+ * or one field). cel_opt_get: 1 = optional.of(*inner: new reference),
+ * 0 = optional.none(), -1 = not an optional. */
+gr_cel_val cel_opt_of(const cel_node *n, const gr_cel_val *v);
+gr_cel_val cel_opt_none(const cel_node *n);
+int cel_opt_get(const gr_cel_val *v, gr_cel_val *inner);
 
 /* cel_lib.c: the extension libraries (functions with ids >= F_LIB_FIRST_,
  * and indexOf/lastIndexOf on lists). Arguments are borrowed. */

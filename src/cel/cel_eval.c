@@ -322,16 +322,23 @@ static gr_cel_val arith(ectx *c, const cel_node *n, const gr_cel_val *a, const g
 
 /* ---- selection and indexing ---- */
 
+static gr_cel_val select_field2(const cel_node *n, const gr_cel_val *obj, bool test_only);
+
 static gr_cel_val select_field(ectx *c, const cel_node *n, const gr_cel_val *obj)
 {
     (void)c;
+    return select_field2(n, obj, (n->flags & NF_TEST_ONLY) != 0);
+}
+
+static gr_cel_val select_field2(const cel_node *n, const gr_cel_val *obj, bool test_only)
+{
     if (obj->kind == GR_CEL_OBJECT) {
         gr_cel_val key = cel_str_new(GR_CEL_STRING, n->name, n->namelen), r;
         if (cel_is_err(&key))
             return key;
         int found = cel_map_find(obj, &key, &r);
         gr_cel_val_release(&key);
-        if (n->flags & NF_TEST_ONLY) {
+        if (test_only) {
             if (found)
                 gr_cel_val_release(&r);
             return mk_bool(found);
@@ -344,7 +351,7 @@ static gr_cel_val select_field(ectx *c, const cel_node *n, const gr_cel_val *obj
         return r;
     }
     if (obj->kind != GR_CEL_MAP) {
-        if (n->flags & NF_TEST_ONLY)
+        if (test_only)
             return cel_err(GR_EINVAL, n->off, "has() is not supported on type '%s'",
                            gr_cel_val_type_name(obj));
         return cel_err(GR_EINVAL, n->off, "type '%s' does not support field selection",
@@ -354,7 +361,7 @@ static gr_cel_val select_field(ectx *c, const cel_node *n, const gr_cel_val *obj
     /* Build a transient string key without copying for heap maps. */
     if (obj->rep == CEL_REP_JSON) {
         json_t *j = json_object_getn((const json_t *)obj->u.p, n->name, n->namelen);
-        if (n->flags & NF_TEST_ONLY)
+        if (test_only)
             return mk_bool(j != NULL);
         if (!j)
             return cel_err(GR_EINVAL, n->off, "no such key: '%s'", n->name);
@@ -365,7 +372,7 @@ static gr_cel_val select_field(ectx *c, const cel_node *n, const gr_cel_val *obj
         return key;
     int found = cel_map_find(obj, &key, &r);
     gr_cel_val_release(&key);
-    if (n->flags & NF_TEST_ONLY) {
+    if (test_only) {
         if (found)
             gr_cel_val_release(&r);
         return mk_bool(found);
@@ -1341,6 +1348,40 @@ static gr_cel_val eval_comp2(ectx *c, const cel_node *n)
         *slot = saved;
         return r;
     }
+    if (n->fn == CM_OPTMAP || n->fn == CM_OPTFLATMAP) {
+        gr_cel_val o = eval(c, n->args[0]), inner;
+        if (cel_is_err(&o))
+            return o;
+        int st = cel_opt_get(&o, &inner);
+        if (st <= 0) {
+            gr_cel_val r = st == 0 ? cel_opt_none(n) : no_overload(n, &o, 1);
+            gr_cel_val_release(&o);
+            return r;
+        }
+        gr_cel_val_release(&o);
+        gr_cel_val *slot = &c->locals[n->slot];
+        gr_cel_val saved = *slot;
+        *slot = inner;
+        gr_cel_val r = eval(c, n->args[1]);
+        gr_cel_val_release(slot);
+        *slot = saved;
+        if (n->fn == CM_OPTMAP && !cel_is_err(&r)) {
+            gr_cel_val w = cel_opt_of(n, &r);
+            gr_cel_val_release(&r);
+            return w;
+        }
+        if (!cel_is_err(&r)) {
+            int rs = cel_opt_get(&r, &inner);
+            if (rs > 0)
+                gr_cel_val_release(&inner);
+            if (rs < 0) {
+                gr_cel_val e = no_overload(n, &r, 1);
+                gr_cel_val_release(&r);
+                return e;
+            }
+        }
+        return r;
+    }
     gr_cel_val range = eval(c, n->args[0]);
     if (cel_is_err(&range))
         return range;
@@ -1620,16 +1661,35 @@ static gr_cel_val eval_struct(ectx *c, const cel_node *n)
     gr_cel_val r = cel_map_alloc(nf, &keys, &vals);
     if (cel_is_err(&r))
         return r;
+    size_t kept = 0;
     for (size_t i = 0; i < nf; i++) {
-        keys[i] = cel_ref(&n->args[2 * i]->cval);
-        vals[i] = eval(c, n->args[2 * i + 1]);
-        if (cel_is_err(&vals[i])) {
-            gr_cel_val e = vals[i];
-            memset(&vals[i], 0, sizeof(vals[i]));
+        keys[kept] = cel_ref(&n->args[2 * i]->cval);
+        vals[kept] = eval(c, n->args[2 * i + 1]);
+        if (!cel_is_err(&vals[kept]) && (n->args[2 * i]->flags & NF_OPT_ENTRY)) {
+            gr_cel_val inner;
+            int st = cel_opt_get(&vals[kept], &inner);
+            gr_cel_val_release(&vals[kept]);
+            if (st < 0) {
+                vals[kept] = cel_err(GR_EINVAL, n->args[2 * i + 1]->off,
+                                     "optional field must be an optional value");
+            } else if (st == 0) {
+                gr_cel_val_release(&keys[kept]);
+                continue;
+            } else {
+                vals[kept] = inner;
+            }
+        }
+        if (cel_is_err(&vals[kept])) {
+            gr_cel_val e = vals[kept];
+            memset(&vals[kept], 0, sizeof(vals[kept]));
+            ((cel_map *)r.u.p)->n = kept + 1;
             gr_cel_val_release(&r);
             return e;
         }
+        kept++;
     }
+    ((cel_map *)r.u.p)->n = kept;
+    nf = kept;
     if (n->fn != WKT_NONE) {
         const char *names[64];
         gr_cel_val out;
@@ -1699,7 +1759,38 @@ static gr_cel_val eval(ectx *c, const cel_node *n)
         gr_cel_val o = eval(c, n->args[0]);
         if (cel_is_err(&o))
             return o;
-        gr_cel_val r = select_field(c, n, &o);
+        gr_cel_val inner;
+        int st = o.kind == GR_CEL_OBJECT ? cel_opt_get(&o, &inner) : -1;
+        if (st < 0 && !(n->flags & NF_OPTIONAL)) {
+            gr_cel_val r = select_field(c, n, &o);
+            gr_cel_val_release(&o);
+            return r;
+        }
+        /* a.?b, or any selection on an optional: optional.none() when the
+         * field is absent (has(): false) */
+        if (st >= 0) {
+            gr_cel_val_release(&o);
+            if (st == 0)
+                return (n->flags & NF_TEST_ONLY) ? mk_bool(false) : cel_opt_none(n);
+            o = inner;
+        }
+        gr_cel_val r;
+        if (n->flags & NF_TEST_ONLY) {
+            r = select_field2(n, &o, true);
+        } else if (o.kind != GR_CEL_MAP && o.kind != GR_CEL_OBJECT) {
+            r = cel_err(GR_EINVAL, n->off, "no such key: '%s' (type '%s' has no fields)", n->name,
+                        gr_cel_val_type_name(&o));
+        } else {
+            gr_cel_val has = select_field2(n, &o, true);
+            if (has.kind == GR_CEL_BOOL && has.u.b) {
+                gr_cel_val v = select_field2(n, &o, false);
+                r = cel_is_err(&v) ? v : cel_opt_of(n, &v);
+                if (!cel_is_err(&v))
+                    gr_cel_val_release(&v);
+            } else {
+                r = cel_is_err(&has) ? has : cel_opt_none(n);
+            }
+        }
         gr_cel_val_release(&o);
         return r;
     }
@@ -1712,7 +1803,39 @@ static gr_cel_val eval(ectx *c, const cel_node *n)
             gr_cel_val_release(&o);
             return k;
         }
-        gr_cel_val r = index_val(n, &o, &k);
+        gr_cel_val inner, r;
+        int st = o.kind == GR_CEL_OBJECT ? cel_opt_get(&o, &inner) : -1;
+        if (st < 0 && !(n->flags & NF_OPTIONAL)) {
+            r = index_val(n, &o, &k);
+        } else if (st == 0) {
+            r = cel_opt_none(n);
+        } else {
+            if (st > 0) {
+                gr_cel_val_release(&o);
+                o = inner;
+            }
+            /* a[?k]: optional.none() for an absent key or index */
+            bool present = false;
+            if (o.kind == GR_CEL_MAP) {
+                gr_cel_val t;
+                present = cel_map_find(&o, &k, &t);
+                if (present)
+                    gr_cel_val_release(&t);
+            } else if (o.kind == GR_CEL_LIST) {
+                int64_t ix;
+                present = as_index(&k, &ix) && ix >= 0 && (uint64_t)ix < cel_list_len(&o);
+            }
+            if (!present && o.kind != GR_CEL_MAP && o.kind != GR_CEL_LIST) {
+                r = index_val(n, &o, &k);
+            } else if (!present) {
+                r = cel_opt_none(n);
+            } else {
+                gr_cel_val v = index_val(n, &o, &k);
+                r = cel_is_err(&v) ? v : cel_opt_of(n, &v);
+                if (!cel_is_err(&v))
+                    gr_cel_val_release(&v);
+            }
+        }
         gr_cel_val_release(&o);
         gr_cel_val_release(&k);
         return r;
@@ -1759,15 +1882,31 @@ static gr_cel_val eval(ectx *c, const cel_node *n)
         gr_cel_val r = cel_list_alloc(n->nargs, &items);
         if (cel_is_err(&r))
             return r;
+        size_t k = 0;
         for (size_t i = 0; i < n->nargs; i++) {
-            items[i] = eval(c, n->args[i]);
-            if (cel_is_err(&items[i])) {
-                gr_cel_val e = items[i];
-                memset(&items[i], 0, sizeof(items[i]));
+            items[k] = eval(c, n->args[i]);
+            if (!cel_is_err(&items[k]) && (n->args[i]->flags & NF_OPT_ENTRY)) {
+                /* [?x]: x must be optional; none is left out */
+                gr_cel_val inner;
+                int st = cel_opt_get(&items[k], &inner);
+                gr_cel_val_release(&items[k]);
+                if (st < 0)
+                    items[k] = cel_err(GR_EINVAL, n->args[i]->off,
+                                       "optional list element must be an optional value");
+                else if (st == 0)
+                    continue;
+                else
+                    items[k] = inner;
+            }
+            if (cel_is_err(&items[k])) {
+                gr_cel_val e = items[k];
+                memset(&items[k], 0, sizeof(items[k]));
                 gr_cel_val_release(&r);
                 return e;
             }
+            k++;
         }
+        ((cel_list *)r.u.p)->n = k;
         return r;
     }
     case N_MAP: {
@@ -1778,6 +1917,7 @@ static gr_cel_val eval(ectx *c, const cel_node *n)
         gr_cel_val r = cel_map_alloc(cnt, &keys, &vals);
         if (cel_is_err(&r))
             return r;
+        size_t kept = 0;
         for (size_t i = 0; i < cnt; i++) {
             gr_cel_val k = eval(c, n->args[2 * i]);
             gr_cel_val e = {0};
@@ -1789,26 +1929,44 @@ static gr_cel_val eval(ectx *c, const cel_node *n)
                             gr_cel_val_type_name(&k));
                 gr_cel_val_release(&k);
             } else {
-                for (size_t j = 0; j < i && e.kind == GR_CEL_UNSET; j++)
+                for (size_t j = 0; j < kept && e.kind == GR_CEL_UNSET; j++)
                     if (cel_equal(&keys[j], &k))
                         e = cel_err(GR_EINVAL, n->args[2 * i]->off,
                                     "Failed with repeated key in map literal");
                 if (e.kind != GR_CEL_UNSET)
                     gr_cel_val_release(&k);
             }
+            bool skip = false;
             if (e.kind == GR_CEL_UNSET) {
-                keys[i] = k;
+                keys[kept] = k;
                 gr_cel_val v = eval(c, n->args[2 * i + 1]);
+                if (!cel_is_err(&v) && (n->args[2 * i]->flags & NF_OPT_ENTRY)) {
+                    /* {?k: v}: v must be optional; none leaves the entry out */
+                    gr_cel_val inner;
+                    int st = cel_opt_get(&v, &inner);
+                    gr_cel_val_release(&v);
+                    if (st < 0)
+                        v = cel_err(GR_EINVAL, n->args[2 * i + 1]->off,
+                                    "optional map entry must be an optional value");
+                    else if (st == 0)
+                        skip = true;
+                    else
+                        v = inner;
+                }
                 if (cel_is_err(&v))
                     e = v;
+                else if (skip)
+                    gr_cel_val_release(&keys[kept]);
                 else
-                    vals[i] = v;
+                    vals[kept++] = v;
             }
             if (e.kind != GR_CEL_UNSET) {
+                ((cel_map *)r.u.p)->n = kept + 1; /* keys[kept] is set, vals[kept] unset */
                 gr_cel_val_release(&r);
                 return e;
             }
         }
+        ((cel_map *)r.u.p)->n = kept;
         return r;
     }
     case N_AND:

@@ -2828,8 +2828,140 @@ static gr_cel_val url_call(const cel_node *n, gr_cel_val *a, size_t na)
     }
 }
 
+/* ---- optional types (cel-go cel.OptionalTypes, enabled by Kubernetes) ---- */
+
+#define T_OPTIONAL "optional_type"
+
+gr_cel_val cel_opt_none(const cel_node *n)
+{
+    gr_cel_val *keys, *vals;
+    gr_cel_val r = cel_map_alloc(0, &keys, &vals);
+    if (cel_is_err(&r))
+        return at(n, r);
+    cel_map *m = r.u.p;
+    m->tname = strdup(T_OPTIONAL);
+    if (!m->tname) {
+        gr_cel_val_release(&r);
+        return oom(n);
+    }
+    r.kind = GR_CEL_OBJECT;
+    return r;
+}
+
+gr_cel_val cel_opt_of(const cel_node *n, const gr_cel_val *v)
+{
+    gr_cel_val *keys, *vals;
+    gr_cel_val r = cel_map_alloc(1, &keys, &vals);
+    if (cel_is_err(&r))
+        return at(n, r);
+    keys[0] = cel_str_new(GR_CEL_STRING, "", 0);
+    vals[0] = cel_ref(v);
+    cel_map *m = r.u.p;
+    m->tname = strdup(T_OPTIONAL);
+    if (cel_is_err(&keys[0]) || !m->tname) {
+        gr_cel_val_release(&r);
+        return oom(n);
+    }
+    r.kind = GR_CEL_OBJECT;
+    return r;
+}
+
+int cel_opt_get(const gr_cel_val *v, gr_cel_val *inner)
+{
+    if (v->kind != GR_CEL_OBJECT || strcmp(gr_cel_val_type_name(v), T_OPTIONAL) != 0)
+        return -1;
+    const cel_map *m = v->u.p;
+    if (m->n == 0)
+        return 0;
+    *inner = cel_ref(&m->vals[0]);
+    return 1;
+}
+
+/* The zero value of its type (optional.ofNonZeroValue). */
+static bool is_zero_value(const gr_cel_val *v)
+{
+    switch (v->kind) {
+    case GR_CEL_NULL:
+        return true;
+    case GR_CEL_BOOL:
+        return !v->u.b;
+    case GR_CEL_INT:
+        return v->u.i == 0;
+    case GR_CEL_UINT:
+        return v->u.u == 0;
+    case GR_CEL_DOUBLE:
+        return v->u.d == 0;
+    case GR_CEL_STRING:
+    case GR_CEL_BYTES: {
+        size_t l;
+        cel_sv(v, &l);
+        return l == 0;
+    }
+    case GR_CEL_LIST:
+        return cel_list_len(v) == 0;
+    case GR_CEL_MAP:
+        return cel_map_len(v) == 0;
+    case GR_CEL_DURATION:
+        return v->u.dur_ns == 0;
+    case GR_CEL_TIMESTAMP:
+        return v->u.ts.sec == 0 && v->u.ts.nsec == 0;
+    case GR_CEL_OBJECT:
+        return cel_map_len(v) == 0 && strcmp(gr_cel_val_type_name(v), T_OPTIONAL) != 0;
+    default:
+        return false;
+    }
+}
+
+static gr_cel_val opt_call(const cel_node *n, gr_cel_val *a, size_t na)
+{
+    gr_cel_val inner;
+    switch (n->fn) {
+    case F_OPT_OF:
+        return cel_opt_of(n, &a[0]);
+    case F_OPT_NONE:
+        return cel_opt_none(n);
+    case F_OPT_OFNONZERO:
+        return is_zero_value(&a[0]) ? cel_opt_none(n) : cel_opt_of(n, &a[0]);
+    default:
+        break;
+    }
+    int st = cel_opt_get(&a[0], &inner);
+    if (st < 0)
+        return cel_no_overload(n, a, na);
+    switch (n->fn) {
+    case F_OPT_HASVALUE:
+        if (st > 0)
+            gr_cel_val_release(&inner);
+        return gr_cel_val_bool(st > 0);
+    case F_OPT_VALUE:
+        if (st == 0)
+            return cel_err(GR_EINVAL, n->off, "optional.none() dereference");
+        return inner;
+    case F_OPT_ORVALUE:
+        return st > 0 ? inner : cel_ref(&a[1]);
+    default: { /* or */
+        gr_cel_val other;
+        int so = cel_opt_get(&a[1], &other);
+        if (so < 0) {
+            if (st > 0)
+                gr_cel_val_release(&inner);
+            return cel_no_overload(n, a, na);
+        }
+        if (so > 0)
+            gr_cel_val_release(&other);
+        if (st > 0) {
+            gr_cel_val_release(&inner);
+            return cel_ref(&a[0]);
+        }
+        return cel_ref(&a[1]);
+    }
+    }
+}
+
 gr_cel_val cel_lib_call(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
 {
+    if (n->fn >= F_OPT_OF && n->fn <= F_OPT_OR)
+        return opt_call(n, a, na);
     if (n->fn >= F_SEMVER && n->fn <= F_SEMVER_PATCH)
         return semver_call(n, a, na);
     if (n->fn >= F_URL && n->fn <= F_URL_QUERY)

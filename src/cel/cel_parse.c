@@ -793,6 +793,13 @@ static const fn_def fn_table[] = {
     {"major", F_SEMVER_MAJOR, 0, 1, 1, 1},
     {"minor", F_SEMVER_MINOR, 0, 1, 1, 1},
     {"patch", F_SEMVER_PATCH, 0, 1, 1, 1},
+    {"optional.of", F_OPT_OF, 1, 0, 1, 1},
+    {"optional.none", F_OPT_NONE, 1, 0, 0, 0},
+    {"optional.ofNonZeroValue", F_OPT_OFNONZERO, 1, 0, 1, 1},
+    {"hasValue", F_OPT_HASVALUE, 0, 1, 1, 1},
+    {"value", F_OPT_VALUE, 0, 1, 1, 1},
+    {"orValue", F_OPT_ORVALUE, 0, 1, 2, 2},
+    {"or", F_OPT_OR, 0, 1, 2, 2},
     {"url", F_URL, 1, 0, 1, 1},
     {"isURL", F_ISURL, 1, 0, 1, 1},
     {"getScheme", F_URL_SCHEME, 0, 1, 1, 1},
@@ -853,6 +860,10 @@ static cel_node *finish_call(parser *p, const char *name, size_t nlen, size_t of
             cm = CM_MAP;
         else if (na == 3 && span_is(name, nlen, "filter"))
             cm = CM_FILTER;
+        else if (na == 3 && span_is(name, nlen, "optMap"))
+            cm = CM_OPTMAP;
+        else if (na == 3 && span_is(name, nlen, "optFlatMap"))
+            cm = CM_OPTFLATMAP;
         /* cel.bind(x, init, body) */
         if (cm < 0 && na == 4 && span_is(name, nlen, "bind") && is_simple_ident(call->args[0]) &&
             strcmp(call->args[0]->name, "cel") == 0)
@@ -873,7 +884,7 @@ static cel_node *finish_call(parser *p, const char *name, size_t nlen, size_t of
             cm = CM_TLIST;
         else if (cm < 0 && (na == 4 || na == 5) && span_is(name, nlen, "transformMap"))
             cm = CM_TMAP;
-        if (cm == CM_BIND || cm >= CM_ALL2) {
+        if (cm == CM_BIND || (cm >= CM_ALL2 && cm <= CM_TMAP)) {
             bool bind = cm == CM_BIND;
             cel_node *v1 = call->args[1], *v2 = bind ? NULL : call->args[2];
             if (!is_simple_ident(v1) || strchr(v1->name, '.') ||
@@ -1088,6 +1099,7 @@ static cel_node *parse_struct(parser *p, const tok *t, bool rootdot, size_t k)
     if (accept(p, '}'))
         return st;
     for (;;) {
+        bool opt = accept(p, '?');
         tok *f = cur(p);
         char buf[64];
         if (!is_field_tok(f->t)) {
@@ -1107,6 +1119,8 @@ static cel_node *parse_struct(parser *p, const tok *t, bool rootdot, size_t k)
         if (!fn)
             return NULL;
         fn->cval = cel_str_new(GR_CEL_STRING, p->src + f->off, f->len);
+        if (opt)
+            fn->flags |= NF_OPT_ENTRY;
         if (cel_is_err(&fn->cval)) {
             perr(p, GR_ENOMEM, f->off, "out of memory");
             return NULL;
@@ -1169,8 +1183,11 @@ static cel_node *parse_primary(parser *p, bool neg_literal)
         if (accept(p, ']'))
             return nd;
         for (;;) {
+            bool opt = accept(p, '?');
             if (!node_push(p, nd, parse_expr(p)))
                 return NULL;
+            if (opt)
+                nd->args[nd->nargs - 1]->flags |= NF_OPT_ENTRY;
             if (accept(p, ',')) {
                 if (accept(p, ']'))
                     return nd;
@@ -1187,8 +1204,11 @@ static cel_node *parse_primary(parser *p, bool neg_literal)
         if (accept(p, '}'))
             return nd;
         for (;;) {
+            bool opt = accept(p, '?');
             if (!node_push(p, nd, parse_expr(p)))
                 return NULL;
+            if (opt)
+                nd->args[nd->nargs - 1]->flags |= NF_OPT_ENTRY;
             if (!expect(p, ':', "':'"))
                 return NULL;
             if (!node_push(p, nd, parse_expr(p)))
@@ -1256,6 +1276,7 @@ static cel_node *parse_member(parser *p, bool neg_literal)
         tok *t = cur(p);
         if (t->t == '.') {
             p->pos++;
+            bool opt = accept(p, '?');
             tok *f = cur(p);
             const char *name;
             size_t nlen;
@@ -1274,7 +1295,7 @@ static cel_node *parse_member(parser *p, bool neg_literal)
                 return NULL;
             }
             p->pos++;
-            if (f->t != T_QIDENT && cur(p)->t == '(') {
+            if (!opt && f->t != T_QIDENT && cur(p)->t == '(') {
                 p->pos++;
                 cel_node *call = node_new(p, N_CALL, f->off, 0);
                 if (!node_push(p, call, e) || !parse_args(p, call, ')'))
@@ -1285,10 +1306,15 @@ static cel_node *parse_member(parser *p, bool neg_literal)
             cel_node *s = node_new(p, N_SELECT, t->off, 1);
             if (!node_arg(p, s, 0, e) || node_set_name(p, s, name, nlen) != GR_OK)
                 return NULL;
+            if (opt)
+                s->flags |= NF_OPTIONAL;
             e = s;
         } else if (t->t == '[') {
             p->pos++;
+            bool opt = accept(p, '?');
             cel_node *ix = node_new(p, N_INDEX, t->off, 2);
+            if (ix && opt)
+                ix->flags |= NF_OPTIONAL;
             if (!node_arg(p, ix, 0, e) || !node_arg(p, ix, 1, parse_expr(p)) ||
                 !expect(p, ']', "']'"))
                 return NULL;

@@ -40,8 +40,10 @@ static void free_heap(gr_cel_val *v)
             gr_cel_val_release(&l->items[i]);
     } else if (v->kind == GR_CEL_MAP || v->kind == GR_CEL_OBJECT) {
         cel_map *m = v->u.p;
-        for (size_t i = 0; i < 2 * m->n; i++)
-            gr_cel_val_release(&m->ent[i]);
+        for (size_t i = 0; i < m->n; i++) { /* n may have shrunk (optional entries) */
+            gr_cel_val_release(&m->keys[i]);
+            gr_cel_val_release(&m->vals[i]);
+        }
         free(m->tname);
     }
     free(v->u.p);

@@ -458,6 +458,28 @@ static void test_url_semver_library(void **state)
     ERR("semver('1.2-rc', true)", "short version cannot contain");
 }
 
+static void test_optionals(void **state)
+{
+    (void)state;
+    TRUE("{'a': 1}.?a.orValue(5) == 1 && {'a': 1}.?b.orValue(5) == 5");
+    TRUE("{'a': {'b': 2}}.?a.?b.value() == 2 && {'a': {'b': 2}}.?a.b.value() == 2");
+    TRUE("!{'a': {'b': 2}}.?x.b.hasValue()");
+    TRUE("[1, 2][?5].orValue(0) == 0 && [1, 2][?1].value() == 2");
+    TRUE("optional.of(1).or(optional.of(2)).value() == 1");
+    TRUE("optional.none().or(optional.of(2)).value() == 2");
+    TRUE("[?optional.none(), ?optional.of(3)] == [3]");
+    TRUE("{?'k': optional.none(), 'j': 1} == {'j': 1}");
+    TRUE("!optional.ofNonZeroValue('').hasValue() && optional.ofNonZeroValue(1).hasValue()");
+    TRUE("optional.of(5).optMap(x, x * 2).value() == 10");
+    TRUE("!optional.none().optMap(x, x * 2).hasValue()");
+    TRUE("{'a': {}}.?a.optFlatMap(x, x.?b).orValue('none') == 'none'");
+    TRUE("has({'x': {'y': 'z'}}.?x.y) && !has({}.?x.y)");
+    TRUE("{'a': 1}.?a == optional.of(1) && optional.none() == optional.none()");
+    ERR("optional.none().value()", "optional.none() dereference");
+    ERR("[optional.of(1)].map(x, x)[?0].value() + 1", "no such overload");
+    ERR("[?1]", "optional list element must be an optional value");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -474,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_quantity_library),
         cmocka_unit_test(test_ip_cidr_library),
         cmocka_unit_test(test_url_semver_library),
+        cmocka_unit_test(test_optionals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
