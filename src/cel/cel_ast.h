@@ -74,6 +74,7 @@ enum {
     CM_EXISTS_ONE2,
     CM_TLIST,
     CM_TMAP,
+    CM_TMAPENTRY, /* transformMapEntry(k, v, [filter,] {k2: v2}) */
     CM_BIND,
     CM_OPTMAP, /* opt.optMap(x, e), opt.optFlatMap(x, e): args [opt, e] */
     CM_OPTFLATMAP

@@ -1399,7 +1399,7 @@ static gr_cel_val eval_comp2(ectx *c, const cel_node *n)
     int64_t count = 0;
     gr_cel_val *ok = NULL, *ov = NULL; /* transform output: keys, values */
     size_t nout = 0;
-    if (n->fn == CM_TLIST || n->fn == CM_TMAP) {
+    if (n->fn == CM_TLIST || n->fn == CM_TMAP || n->fn == CM_TMAPENTRY) {
         ok = calloc(len ? len : 1, sizeof(*ok));
         ov = calloc(len ? len : 1, sizeof(*ov));
         if (!ok || !ov) {
@@ -1476,6 +1476,43 @@ static gr_cel_val eval_comp2(ectx *c, const cel_node *n)
             if (cel_is_err(&item)) {
                 result = item;
                 have = true;
+                break;
+            }
+            if (n->fn == CM_TMAPENTRY) {
+                /* the transform yields a one-entry map {key: value}; keys
+                 * must not repeat */
+                gr_cel_val ek = {0}, ev = {0};
+                bool bad = item.kind != GR_CEL_MAP || cel_map_len(&item) != 1;
+                if (!bad) {
+                    cel_iter eit;
+                    cel_iter_init(&eit, &item);
+                    bad = !cel_iter_next(&eit, &ek) || !cel_map_find(&item, &ek, &ev);
+                }
+                for (size_t j = 0; !bad && j < nout; j++)
+                    if (cel_equal(&ok[j], &ek)) {
+                        gr_buf kb = GR_BUF_INIT(200);
+                        gr_cel_val_format(&ek, &kb);
+                        result = cel_err(GR_EINVAL, n->off, "insert failed: key %s already exists",
+                                         gr_buf_cstr(&kb));
+                        gr_buf_free(&kb);
+                        have = true;
+                        break;
+                    }
+                if (bad && !have) {
+                    result = cel_err(GR_EINVAL, n->off,
+                                     "transformMapEntry: the transform must yield a map of one "
+                                     "entry, got %s",
+                                     gr_cel_val_type_name(&item));
+                    have = true;
+                }
+                gr_cel_val_release(&item);
+                if (have) {
+                    gr_cel_val_release(&ek);
+                    gr_cel_val_release(&ev);
+                    break;
+                }
+                ok[nout] = ek;
+                ov[nout++] = ev;
                 break;
             }
             ok[nout] = cel_ref(s1);

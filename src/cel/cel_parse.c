@@ -884,7 +884,9 @@ static cel_node *finish_call(parser *p, const char *name, size_t nlen, size_t of
             cm = CM_TLIST;
         else if (cm < 0 && (na == 4 || na == 5) && span_is(name, nlen, "transformMap"))
             cm = CM_TMAP;
-        if (cm == CM_BIND || (cm >= CM_ALL2 && cm <= CM_TMAP)) {
+        else if (cm < 0 && (na == 4 || na == 5) && span_is(name, nlen, "transformMapEntry"))
+            cm = CM_TMAPENTRY;
+        if (cm == CM_BIND || (cm >= CM_ALL2 && cm <= CM_TMAPENTRY)) {
             bool bind = cm == CM_BIND;
             cel_node *v1 = call->args[1], *v2 = bind ? NULL : call->args[2];
             if (!is_simple_ident(v1) || strchr(v1->name, '.') ||
