@@ -25,7 +25,7 @@
 #define CEL_RE_DEPTH_LIMIT 10000u
 
 static gr_cel_val eval(ectx *c, const cel_node *n);
-static gr_cel_val eval_comp2(ectx *c, const cel_node *n);
+__attribute__((noinline)) static gr_cel_val eval_comp2(ectx *c, const cel_node *n);
 
 static bool charge(ectx *c, uint64_t units)
 {
@@ -322,7 +322,8 @@ static gr_cel_val arith(ectx *c, const cel_node *n, const gr_cel_val *a, const g
 
 /* ---- selection and indexing ---- */
 
-static gr_cel_val select_field2(const cel_node *n, const gr_cel_val *obj, bool test_only);
+static inline __attribute__((always_inline)) gr_cel_val
+select_field2(const cel_node *n, const gr_cel_val *obj, bool test_only);
 
 static gr_cel_val select_field(ectx *c, const cel_node *n, const gr_cel_val *obj)
 {
@@ -330,7 +331,8 @@ static gr_cel_val select_field(ectx *c, const cel_node *n, const gr_cel_val *obj
     return select_field2(n, obj, (n->flags & NF_TEST_ONLY) != 0);
 }
 
-static gr_cel_val select_field2(const cel_node *n, const gr_cel_val *obj, bool test_only)
+static inline __attribute__((always_inline)) gr_cel_val
+select_field2(const cel_node *n, const gr_cel_val *obj, bool test_only)
 {
     if (obj->kind == GR_CEL_OBJECT) {
         gr_cel_val key = cel_str_new(GR_CEL_STRING, n->name, n->namelen), r;
@@ -917,7 +919,8 @@ static gr_cel_val time_get(const cel_node *n, const gr_cel_val *a, size_t na)
 
 /* ---- function dispatch ---- */
 
-static gr_cel_val call_fn(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
+static inline __attribute__((always_inline)) gr_cel_val call_fn(ectx *c, const cel_node *n,
+                                                                gr_cel_val *a, size_t na)
 {
     switch (n->fn) {
     case F_ADD:
@@ -1750,6 +1753,89 @@ static gr_cel_val eval_struct(ectx *c, const cel_node *n)
     return r;
 }
 
+/* Selection when the operand is an object (maybe an optional) or the
+ * selection is a.?b: optional.none() for an absent field. Takes o. */
+__attribute__((noinline)) static gr_cel_val eval_opt_select(const cel_node *n, gr_cel_val o)
+{
+    gr_cel_val inner;
+    int st = o.kind == GR_CEL_OBJECT ? cel_opt_get(&o, &inner) : -1;
+    if (st < 0 && !(n->flags & NF_OPTIONAL)) {
+        gr_cel_val r = select_field2(n, &o, (n->flags & NF_TEST_ONLY) != 0);
+        gr_cel_val_release(&o);
+        return r;
+    }
+    /* a.?b, or any selection on an optional: optional.none() when the
+     * field is absent (has(): false) */
+    if (st >= 0) {
+        gr_cel_val_release(&o);
+        if (st == 0)
+            return (n->flags & NF_TEST_ONLY) ? mk_bool(false) : cel_opt_none(n);
+        o = inner;
+    }
+    gr_cel_val r;
+    if (n->flags & NF_TEST_ONLY) {
+        r = select_field2(n, &o, true);
+    } else if (o.kind != GR_CEL_MAP && o.kind != GR_CEL_OBJECT) {
+        r = cel_err(GR_EINVAL, n->off, "no such key: '%s' (type '%s' has no fields)", n->name,
+                    gr_cel_val_type_name(&o));
+    } else {
+        gr_cel_val has = select_field2(n, &o, true);
+        if (has.kind == GR_CEL_BOOL && has.u.b) {
+            gr_cel_val v = select_field2(n, &o, false);
+            r = cel_is_err(&v) ? v : cel_opt_of(n, &v);
+            if (!cel_is_err(&v))
+                gr_cel_val_release(&v);
+        } else {
+            r = cel_is_err(&has) ? has : cel_opt_none(n);
+        }
+    }
+    gr_cel_val_release(&o);
+    return r;
+}
+
+/* Indexing when the operand is an object (maybe an optional) or the index
+ * is a[?k]. Takes o and k. */
+__attribute__((noinline)) static gr_cel_val eval_opt_index(const cel_node *n, gr_cel_val o,
+                                                           gr_cel_val k)
+{
+    gr_cel_val inner, r;
+    int st = o.kind == GR_CEL_OBJECT ? cel_opt_get(&o, &inner) : -1;
+    if (st < 0 && !(n->flags & NF_OPTIONAL)) {
+        r = index_val(n, &o, &k);
+    } else if (st == 0) {
+        r = cel_opt_none(n);
+    } else {
+        if (st > 0) {
+            gr_cel_val_release(&o);
+            o = inner;
+        }
+        /* a[?k]: optional.none() for an absent key or index */
+        bool present = false;
+        if (o.kind == GR_CEL_MAP) {
+            gr_cel_val t;
+            present = cel_map_find(&o, &k, &t);
+            if (present)
+                gr_cel_val_release(&t);
+        } else if (o.kind == GR_CEL_LIST) {
+            int64_t ix;
+            present = as_index(&k, &ix) && ix >= 0 && (uint64_t)ix < cel_list_len(&o);
+        }
+        if (!present && o.kind != GR_CEL_MAP && o.kind != GR_CEL_LIST) {
+            r = index_val(n, &o, &k);
+        } else if (!present) {
+            r = cel_opt_none(n);
+        } else {
+            gr_cel_val v = index_val(n, &o, &k);
+            r = cel_is_err(&v) ? v : cel_opt_of(n, &v);
+            if (!cel_is_err(&v))
+                gr_cel_val_release(&v);
+        }
+    }
+    gr_cel_val_release(&o);
+    gr_cel_val_release(&k);
+    return r;
+}
+
 /* ---- the evaluator ---- */
 
 static gr_cel_val eval_logic(ectx *c, const cel_node *n)
@@ -1796,38 +1882,9 @@ static gr_cel_val eval(ectx *c, const cel_node *n)
         gr_cel_val o = eval(c, n->args[0]);
         if (cel_is_err(&o))
             return o;
-        gr_cel_val inner;
-        int st = o.kind == GR_CEL_OBJECT ? cel_opt_get(&o, &inner) : -1;
-        if (st < 0 && !(n->flags & NF_OPTIONAL)) {
-            gr_cel_val r = select_field(c, n, &o);
-            gr_cel_val_release(&o);
-            return r;
-        }
-        /* a.?b, or any selection on an optional: optional.none() when the
-         * field is absent (has(): false) */
-        if (st >= 0) {
-            gr_cel_val_release(&o);
-            if (st == 0)
-                return (n->flags & NF_TEST_ONLY) ? mk_bool(false) : cel_opt_none(n);
-            o = inner;
-        }
-        gr_cel_val r;
-        if (n->flags & NF_TEST_ONLY) {
-            r = select_field2(n, &o, true);
-        } else if (o.kind != GR_CEL_MAP && o.kind != GR_CEL_OBJECT) {
-            r = cel_err(GR_EINVAL, n->off, "no such key: '%s' (type '%s' has no fields)", n->name,
-                        gr_cel_val_type_name(&o));
-        } else {
-            gr_cel_val has = select_field2(n, &o, true);
-            if (has.kind == GR_CEL_BOOL && has.u.b) {
-                gr_cel_val v = select_field2(n, &o, false);
-                r = cel_is_err(&v) ? v : cel_opt_of(n, &v);
-                if (!cel_is_err(&v))
-                    gr_cel_val_release(&v);
-            } else {
-                r = cel_is_err(&has) ? has : cel_opt_none(n);
-            }
-        }
+        if (__builtin_expect(o.kind == GR_CEL_OBJECT || (n->flags & NF_OPTIONAL), 0))
+            return eval_opt_select(n, o);
+        gr_cel_val r = select_field(c, n, &o);
         gr_cel_val_release(&o);
         return r;
     }
@@ -1840,39 +1897,9 @@ static gr_cel_val eval(ectx *c, const cel_node *n)
             gr_cel_val_release(&o);
             return k;
         }
-        gr_cel_val inner, r;
-        int st = o.kind == GR_CEL_OBJECT ? cel_opt_get(&o, &inner) : -1;
-        if (st < 0 && !(n->flags & NF_OPTIONAL)) {
-            r = index_val(n, &o, &k);
-        } else if (st == 0) {
-            r = cel_opt_none(n);
-        } else {
-            if (st > 0) {
-                gr_cel_val_release(&o);
-                o = inner;
-            }
-            /* a[?k]: optional.none() for an absent key or index */
-            bool present = false;
-            if (o.kind == GR_CEL_MAP) {
-                gr_cel_val t;
-                present = cel_map_find(&o, &k, &t);
-                if (present)
-                    gr_cel_val_release(&t);
-            } else if (o.kind == GR_CEL_LIST) {
-                int64_t ix;
-                present = as_index(&k, &ix) && ix >= 0 && (uint64_t)ix < cel_list_len(&o);
-            }
-            if (!present && o.kind != GR_CEL_MAP && o.kind != GR_CEL_LIST) {
-                r = index_val(n, &o, &k);
-            } else if (!present) {
-                r = cel_opt_none(n);
-            } else {
-                gr_cel_val v = index_val(n, &o, &k);
-                r = cel_is_err(&v) ? v : cel_opt_of(n, &v);
-                if (!cel_is_err(&v))
-                    gr_cel_val_release(&v);
-            }
-        }
+        if (__builtin_expect(o.kind == GR_CEL_OBJECT || (n->flags & NF_OPTIONAL), 0))
+            return eval_opt_index(n, o, k);
+        gr_cel_val r = index_val(n, &o, &k);
         gr_cel_val_release(&o);
         gr_cel_val_release(&k);
         return r;
