@@ -388,11 +388,11 @@ static bool fmt_float_str(const gr_cel_val *v, double *d)
         size_t l;
         const char *s = cel_sv(v, &l);
         if (l == 3 && memcmp(s, "NaN", 3) == 0)
-            *d = NAN;
+            *d = (double)NAN;
         else if (l == 8 && memcmp(s, "Infinity", 8) == 0)
-            *d = INFINITY;
+            *d = (double)INFINITY;
         else if (l == 9 && memcmp(s, "-Infinity", 9) == 0)
-            *d = -INFINITY;
+            *d = -(double)INFINITY;
         else
             return false;
         return true;
@@ -488,7 +488,7 @@ static bool fmt_clause(ectx *c, const cel_node *n, char verb, int prec, const gr
     case 'b':
         if (v->kind == GR_CEL_BOOL)
             return gr_buf_putc(b, v->u.b ? '1' : '0') == GR_OK;
-        /* fall through */
+        __attribute__((fallthrough));
     case 'o':
     case 'x':
     case 'X':
@@ -2660,7 +2660,7 @@ static gr_cel_val url_query(const cel_node *n, const urlp *u)
     /* url.ParseQuery: pairs split on '&'; a key with ';' or a bad escape is
      * dropped; '+' is a space. Values keep their order. */
     vec keys = {0}, vals = {0};
-    const char *p = u->query, *e = u->query + u->qlen;
+    const char *p = u->has_query ? u->query : "", *e = p + (u->has_query ? u->qlen : 0);
     bool ok = true;
     while (ok && u->has_query && p <= e) {
         const char *amp = memchr(p, '&', (size_t)(e - p));
