@@ -214,6 +214,9 @@ typedef enum cel_fn {
     F_OPT_VALUE,
     F_OPT_ORVALUE,
     F_OPT_OR,
+    F_FORMAT_NAMED, /* Kubernetes format library */
+    F_FORMAT_CONST,
+    F_FORMAT_VALIDATE,
     F_COUNT_
 } cel_fn;
 

@@ -2958,8 +2958,391 @@ static gr_cel_val opt_call(const cel_node *n, gr_cel_val *a, size_t na)
     }
 }
 
+/* ---- Kubernetes format library: format.named(n), format.<name>(), f.validate(s) ----
+ *
+ * The validators and their messages are those of k8s.io/apimachinery
+ * (util/validation, api/validate/content) and kube-openapi's strfmt, as
+ * k8s.io/apiserver/pkg/cel/library/format.go wires them. */
+
+#define T_FORMAT "kubernetes.NamedFormat"
+
+static const char *const fmt_names[] = {
+    "dns1123Label",
+    "dns1123Subdomain",
+    "dns1035Label",
+    "qualifiedName",
+    "dns1123LabelPrefix",
+    "dns1123SubdomainPrefix",
+    "dns1035LabelPrefix",
+    "labelValue",
+    "uri",
+    "uuid",
+    "byte",
+    "date",
+    "datetime",
+};
+#define NFMT (sizeof(fmt_names) / sizeof(fmt_names[0]))
+
+static int fmt_index(const char *s, size_t l)
+{
+    for (size_t i = 0; i < NFMT; i++)
+        if (strlen(fmt_names[i]) == l && memcmp(fmt_names[i], s, l) == 0)
+            return (int)i;
+    return -1;
+}
+
+static bool in_class(char c, const char *cls)
+{
+    /* cls: "a" lower, "A" upper, "0" digit, other characters literal */
+    for (; *cls; cls++) {
+        if ((*cls == 'a' && c >= 'a' && c <= 'z') || (*cls == 'A' && c >= 'A' && c <= 'Z') ||
+            (*cls == '0' && c >= '0' && c <= '9') ||
+            (*cls != 'a' && *cls != 'A' && *cls != '0' && *cls == c))
+            return true;
+    }
+    return false;
+}
+
+/* first (mid* last)? */
+static bool label_match(const char *s, size_t n, const char *first, const char *mid,
+                        const char *last)
+{
+    if (n == 0 || !in_class(s[0], first))
+        return false;
+    if (n == 1)
+        return true;
+    for (size_t i = 1; i + 1 < n; i++)
+        if (!in_class(s[i], mid))
+            return false;
+    return in_class(s[n - 1], last);
+}
+
+static bool subdomain_match(const char *s, size_t n)
+{
+    size_t st = 0;
+    for (size_t i = 0; i <= n; i++)
+        if (i == n || s[i] == '.') {
+            if (!label_match(s + st, i - st, "a0", "-a0", "a0"))
+                return false;
+            st = i + 1;
+        }
+    return true;
+}
+
+#define DNS1123_LABEL_ERR                                                                        \
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and " \
+    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "   \
+    "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+#define DNS1123_SUBDOMAIN_ERR                                                                     \
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "  \
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used " \
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+#define DNS1035_LABEL_ERR                                                                        \
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an " \
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "         \
+    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+#define LABEL_KEY_RE "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+#define LABEL_KEY_ERR                                                                           \
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an " \
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "      \
+    "validation is " LABEL_KEY_RE
+#define LABEL_VALUE_ERR                                                                         \
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or " \
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "          \
+    "'my_value',  or '12345', regex used for validation is "                                    \
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+
+static bool push_msg(vec *out, const char *prefix, const char *msg)
+{
+    gr_buf b = GR_BUF_INIT(0);
+    if (gr_buf_puts(&b, prefix) != GR_OK || gr_buf_puts(&b, msg) != GR_OK) {
+        gr_buf_free(&b);
+        return false;
+    }
+    gr_cel_val v = cel_str_new(GR_CEL_STRING, b.data, b.len);
+    gr_buf_free(&b);
+    return !cel_is_err(&v) && vec_push(out, v);
+}
+
+static bool v_dns1123_label(const char *s, size_t n, vec *out)
+{
+    bool ok = true;
+    if (n > 63)
+        ok = push_msg(out, "", "must be no more than 63 characters");
+    if (ok && !label_match(s, n, "a0", "-a0", "a0"))
+        ok = push_msg(out, "", subdomain_match(s, n) ? "must not contain dots" : DNS1123_LABEL_ERR);
+    return ok;
+}
+
+static bool v_dns1123_subdomain(const char *s, size_t n, vec *out, const char *prefix)
+{
+    bool ok = true;
+    if (n > 253) /* util/validation says characters, api/validate/content bytes */
+        ok = push_msg(out, prefix,
+                      prefix[0] ? "must be no more than 253 bytes"
+                                : "must be no more than 253 characters");
+    if (ok && !subdomain_match(s, n))
+        ok = push_msg(out, prefix, DNS1123_SUBDOMAIN_ERR);
+    return ok;
+}
+
+static bool v_dns1035_label(const char *s, size_t n, vec *out)
+{
+    bool ok = true;
+    if (n > 63)
+        ok = push_msg(out, "", "must be no more than 63 characters");
+    if (ok && !label_match(s, n, "a", "-a0", "a0"))
+        ok = push_msg(out, "", DNS1035_LABEL_ERR);
+    return ok;
+}
+
+static bool v_qualified_name(const char *s, size_t n, vec *out)
+{
+    const char *slash = memchr(s, '/', n);
+    const char *name = s;
+    size_t nl = n;
+    bool ok = true;
+    if (slash) {
+        if (memchr(slash + 1, '/', (size_t)(s + n - slash - 1)))
+            return push_msg(out, "a valid label key ",
+                            LABEL_KEY_ERR " with an optional DNS subdomain prefix and '/' (e.g. "
+                                          "'example.com/MyName')");
+        size_t pl = (size_t)(slash - s);
+        if (pl == 0)
+            ok = push_msg(out, "prefix part ", "must be non-empty");
+        else
+            ok = v_dns1123_subdomain(s, pl, out, "prefix part ");
+        name = slash + 1;
+        nl = (size_t)(s + n - name);
+    }
+    if (ok && nl == 0)
+        ok = push_msg(out, "name part ", "must be non-empty");
+    else if (ok && nl > 63)
+        ok = push_msg(out, "name part ", "must be no more than 63 bytes");
+    if (ok && !label_match(name, nl, "aA0", "-aA0_.", "aA0"))
+        ok = push_msg(out, "name part ", LABEL_KEY_ERR);
+    return ok;
+}
+
+static bool v_label_value(const char *s, size_t n, vec *out)
+{
+    bool ok = true;
+    if (n > 63)
+        ok = push_msg(out, "", "must be no more than 63 bytes");
+    if (ok && n > 0 && !label_match(s, n, "aA0", "-aA0_.", "aA0"))
+        ok = push_msg(out, "", LABEL_VALUE_ERR);
+    return ok;
+}
+
+static bool is_uuid(const char *s, size_t n)
+{
+    size_t hex = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (unhex(s[i]) >= 0) {
+            hex++;
+        } else if (s[i] == '-' && (hex == 8 || hex == 12 || hex == 16 || hex == 20) &&
+                   (i == 0 || s[i - 1] != '-')) {
+            continue;
+        } else {
+            return false;
+        }
+    }
+    return hex == 32;
+}
+
+/* strfmt "byte" (govalidator's rxBase64):
+ * ^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$ */
+static bool is_base64(const char *s, size_t n)
+{
+    if (n < 4 || n % 4 != 0)
+        return false;
+    size_t body = n;
+    if (s[n - 1] == '=')
+        body = s[n - 2] == '=' ? n - 2 : n - 1;
+    for (size_t i = 0; i < body; i++)
+        if (!in_class(s[i], "aA0+/"))
+            return false;
+    return true;
+}
+
+static bool is_date(const char *s, size_t n)
+{
+    if (n != 10 || s[4] != '-' || s[7] != '-')
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (i != 4 && i != 7 && !(s[i] >= '0' && s[i] <= '9'))
+            return false;
+    int y = atoi(s), m = (s[5] - '0') * 10 + (s[6] - '0'), d = (s[8] - '0') * 10 + (s[9] - '0');
+    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (m < 1 || m > 12 || d < 1)
+        return false;
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return d <= mdays[m - 1] + (m == 2 && leap);
+}
+
+/* strfmt.IsDateTime: lower-cased and split at 't', a valid date, then
+ * HH:MM:SS, an optional fraction (any one character and digits) and 'z' or
+ * an offset. */
+static bool is_datetime(const char *s, size_t n)
+{
+    if (n < 4)
+        return false;
+    char low[128];
+    if (n >= sizeof(low))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        low[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
+    low[n] = 0;
+    char *t = strchr(low, 't');
+    if (!t || !is_date(low, (size_t)(t - low)))
+        return false;
+    const char *p = t + 1;
+    char *t2 = strchr(p, 't');
+    size_t l = t2 ? (size_t)(t2 - p) : strlen(p);
+    if (l < 9 || p[2] != ':' || p[5] != ':')
+        return false;
+    for (int i = 0; i < 8; i++)
+        if (i != 2 && i != 5 && !(p[i] >= '0' && p[i] <= '9'))
+            return false;
+    if (memcmp(p, "23", 2) > 0 || memcmp(p + 3, "59", 2) > 0 || memcmp(p + 6, "59", 2) > 0)
+        return false;
+    size_t i = 8;
+    if (l - i >= 2 && p[i + 1] >= '0' && p[i + 1] <= '9' &&
+        !(l - i == 6 && (p[i] == '+' || p[i] == '-'))) {
+        i += 2;
+        while (i < l && p[i] >= '0' && p[i] <= '9')
+            i++;
+    }
+    if (l - i == 1 && p[i] == 'z')
+        return true;
+    return l - i == 6 && (p[i] == '+' || p[i] == '-') && p[i + 1] >= '0' && p[i + 1] <= '9' &&
+           p[i + 2] >= '0' && p[i + 2] <= '9' && p[i + 3] == ':' && p[i + 4] >= '0' &&
+           p[i + 4] <= '9' && p[i + 5] >= '0' && p[i + 5] <= '9';
+}
+
+/* NameIsDNSLabel(name, prefix=true) masks a trailing dash as Kubernetes does:
+ * the last two characters become "a". */
+static const char *mask_trailing_dash(const char *s, size_t *n, char *buf, size_t bufsz)
+{
+    if (*n > 1 && s[*n - 1] == '-' && *n - 1 < bufsz) {
+        memcpy(buf, s, *n - 2);
+        buf[*n - 2] = 'a';
+        *n -= 1;
+        return buf;
+    }
+    return s;
+}
+
+static gr_cel_val format_call(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
+{
+    if (n->fn == F_FORMAT_NAMED) {
+        if (a[0].kind != GR_CEL_STRING)
+            return cel_no_overload(n, a, na);
+        size_t l;
+        const char *s = cel_sv(&a[0], &l);
+        if (fmt_index(s, l) < 0)
+            return cel_opt_none(n);
+        gr_cel_val f = opaque_new(n, T_FORMAT, s, l);
+        if (cel_is_err(&f))
+            return f;
+        gr_cel_val r = cel_opt_of(n, &f);
+        gr_cel_val_release(&f);
+        return r;
+    }
+    if (n->fn == F_FORMAT_CONST) { /* format.dns1123Label() ... */
+        const char *dot = strchr(n->name, '.');
+        const char *nm = dot ? dot + 1 : n->name;
+        return opaque_new(n, T_FORMAT, nm, strlen(nm));
+    }
+    /* f.validate(s) */
+    size_t fl, l;
+    const char *f = opaque_get(&a[0], T_FORMAT, &fl);
+    if (!f || na != 2 || a[1].kind != GR_CEL_STRING)
+        return cel_no_overload(n, a, na);
+    const char *s = cel_sv(&a[1], &l);
+    if (cel_charge_bytes(c, l * 4))
+        return cel_cost_err(c, n);
+    char buf[1024];
+    vec out = {0};
+    bool ok = true;
+    int which = fmt_index(f, fl);
+    char why[300];
+    urlp u;
+    switch (which) {
+    case 0:
+    case 4:
+        if (which == 4)
+            s = mask_trailing_dash(s, &l, buf, sizeof(buf));
+        ok = v_dns1123_label(s, l, &out);
+        break;
+    case 1:
+    case 5:
+        if (which == 5)
+            s = mask_trailing_dash(s, &l, buf, sizeof(buf));
+        ok = v_dns1123_subdomain(s, l, &out, "");
+        break;
+    case 2:
+    case 6:
+        if (which == 6)
+            s = mask_trailing_dash(s, &l, buf, sizeof(buf));
+        ok = v_dns1035_label(s, l, &out);
+        break;
+    case 3:
+        ok = v_qualified_name(s, l, &out);
+        break;
+    case 7:
+        ok = v_label_value(s, l, &out);
+        break;
+    case 8:
+        if (!url_parse(s, l, true, &u, why, sizeof(why))) {
+            char full[400];
+            if (strncmp(why, "parse \"", 7) == 0)
+                snprintf(full, sizeof(full), "%s", why);
+            else
+                snprintf(full, sizeof(full), "parse \"%.*s\": %s", (int)(l > 64 ? 64 : l), s, why);
+            ok = push_msg(&out, "", full);
+        }
+        break;
+    case 9:
+        if (!is_uuid(s, l))
+            ok = push_msg(&out, "", "does not match the UUID format");
+        break;
+    case 10:
+        if (!is_base64(s, l))
+            ok = push_msg(&out, "", "invalid base64");
+        break;
+    case 11:
+        if (!is_date(s, l))
+            ok = push_msg(&out, "", "invalid date");
+        break;
+    case 12:
+        if (!is_datetime(s, l))
+            ok = push_msg(&out, "", "invalid datetime");
+        break;
+    default:
+        return cel_no_overload(n, a, na);
+    }
+    if (!ok) {
+        items_free(out.v, out.n);
+        return oom(n);
+    }
+    if (out.n == 0) {
+        free(out.v);
+        return cel_opt_none(n);
+    }
+    gr_cel_val list = list_of(n, out.v, out.n);
+    free(out.v);
+    if (cel_is_err(&list))
+        return list;
+    gr_cel_val r = cel_opt_of(n, &list);
+    gr_cel_val_release(&list);
+    return r;
+}
+
 gr_cel_val cel_lib_call(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
 {
+    if (n->fn >= F_FORMAT_NAMED && n->fn <= F_FORMAT_VALIDATE)
+        return format_call(c, n, a, na);
     if (n->fn >= F_OPT_OF && n->fn <= F_OPT_OR)
         return opt_call(n, a, na);
     if (n->fn >= F_SEMVER && n->fn <= F_SEMVER_PATCH)

@@ -122,6 +122,14 @@ add("self.l.all(i, v, v == i + 1)", "self.l.exists(i, v, i == v)", "self.m.all(k
     "[?self.m[?'k1'], ?self.m[?'k9']].size() == 1", "{?'a': self.?o.?a}.size() == 1",
     "optional.ofNonZeroValue(self.s).hasValue()", "self.?o.optMap(x, x.a).orValue(-1) >= 0")
 
+# ---- Kubernetes format library ----
+for f in ("dns1123Label", "dns1123Subdomain", "dns1035Label", "qualifiedName", "labelValue",
+          "dns1123LabelPrefix", "uri", "uuid", "byte", "date", "datetime"):
+    add(f"!format.{f}().validate(self.s).hasValue()",
+        f"format.{f}().validate(self.addr).orValue(['ok'])[0].size() < 40",
+        f"format.named('{f}').value().validate(self.u).hasValue()")
+add("format.named('nope').hasValue()", "format.dns1123Label().validate(self.s).orValue([]).size() <= 1")
+
 # ---- timestamps, durations, time zones ----
 add("timestamp('2038-07-01T12:00:00Z').getHours('America/New_York') == 8",
     "timestamp('2024-01-15T12:00:00Z').getHours('Europe/Berlin') == 13",

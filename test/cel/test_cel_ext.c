@@ -480,6 +480,32 @@ static void test_optionals(void **state)
     ERR("[?1]", "optional list element must be an optional value");
 }
 
+static void test_format_library(void **state)
+{
+    (void)state;
+    /* messages as k8s.io/apimachinery's validators write them */
+    TRUE("!format.dns1123Label().validate('my-name').hasValue()");
+    TRUE("format.dns1123Label().validate('a.b').value() == ['must not contain dots']");
+    TRUE("format.dns1123Label().validate('My_Name').value()[0].startsWith("
+         "'a lowercase RFC 1123 label must consist of')");
+    TRUE("!format.dns1123Subdomain().validate('example.com').hasValue()");
+    TRUE("format.dns1035Label().validate('1abc').value()[0].startsWith('a DNS-1035 label')");
+    TRUE("!format.qualifiedName().validate('example.com/MyName').hasValue()");
+    TRUE("format.qualifiedName().validate('/MyName').value() == ['prefix part must be non-empty']");
+    TRUE("!format.dns1123LabelPrefix().validate('my-prefix-').hasValue()");
+    TRUE("!format.labelValue().validate('').hasValue() && "
+         "!format.labelValue().validate('my_value').hasValue()");
+    TRUE("format.uri().validate('example.com').value() == "
+         "['parse \"example.com\": invalid URI for request']");
+    TRUE("!format.uuid().validate('123e4567-e89b-12d3-a456-426614174000').hasValue()");
+    TRUE("format.byte().validate('aGVsbG8').value() == ['invalid base64']");
+    TRUE("!format.date().validate('2024-02-29').hasValue() && "
+         "format.date().validate('2023-02-29').hasValue()");
+    TRUE("!format.datetime().validate('2024-02-29T10:00:00Z').hasValue()");
+    TRUE("format.datetime().validate('2024-02-29T10:00:00').value() == ['invalid datetime']");
+    TRUE("format.named('dns1123Label').hasValue() && !format.named('nope').hasValue()");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -497,6 +523,7 @@ int main(void)
         cmocka_unit_test(test_ip_cidr_library),
         cmocka_unit_test(test_url_semver_library),
         cmocka_unit_test(test_optionals),
+        cmocka_unit_test(test_format_library),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
