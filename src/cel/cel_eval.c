@@ -877,7 +877,10 @@ static gr_cel_val time_get(const cel_node *n, const gr_cel_val *a, size_t na)
     if (na == 2) {
         size_t tl;
         const char *tz = cel_sv(&a[1], &tl);
-        if (cel_tz_offset(tz, tl, sec, &off) != GR_OK)
+        int trc = cel_tz_offset(tz, tl, sec, &off);
+        if (trc == GR_ENOMEM)
+            return cel_err(GR_ENOMEM, n->off, "out of memory");
+        if (trc != GR_OK)
             return cel_err(GR_EINVAL, n->off, "unknown time zone '%.*s'", (int)(tl > 64 ? 64 : tl),
                            tz);
     }
@@ -1342,7 +1345,7 @@ static gr_cel_val eval_comp2(ectx *c, const cel_node *n)
     if (n->fn == CM_BIND) {
         gr_cel_val *slot = &c->locals[n->slot];
         gr_cel_val init = eval(c, n->args[0]);
-        if (cel_is_err(&init) && cel_err_of(&init)->code == GR_ETOOBIG)
+        if (cel_is_err(&init) && cel_err_of(&init) && cel_err_of(&init)->code == GR_ETOOBIG)
             return init;
         gr_cel_val saved = *slot;
         *slot = init; /* an error stays a value: it matters only if read */
@@ -1446,7 +1449,7 @@ static gr_cel_val eval_comp2(ectx *c, const cel_node *n)
                     result = mk_bool(stop_on);
                     have = true;
                 }
-            } else if (cel_is_err(&r) && cel_err_of(&r)->code == GR_ETOOBIG) {
+            } else if (cel_is_err(&r) && cel_err_of(&r) && cel_err_of(&r)->code == GR_ETOOBIG) {
                 result = cel_ref(&r);
                 have = true;
             } else if (pending.kind == GR_CEL_UNSET) {

@@ -38,6 +38,8 @@ static gr_cel_val at(const cel_node *n, gr_cel_val v)
 {
     if (cel_is_err(&v)) {
         const cel_errv *e = cel_err_of(&v);
+        if (!e) /* the static out-of-memory error */
+            return v;
         gr_cel_val r = cel_err(e->code, n->off, "%s", e->msg);
         gr_cel_val_release(&v);
         return r;
@@ -235,7 +237,11 @@ static bool fmt_plain(const cel_node *n, const gr_cel_val *v, gr_buf *b, fmt_err
         return gr_buf_puts(b, "null") == GR_OK;
     gr_cel_val s = cel_conv_string(n, v);
     if (cel_is_err(&s)) {
+        const cel_errv *ev = cel_err_of(&s);
+        bool nomem = !ev || ev->code == GR_ENOMEM;
         gr_cel_val_release(&s);
+        if (nomem)
+            return fmt_fail(e, "%s", "out of memory");
         return fmt_fail(e,
                         "string clause can only be used on strings, bools, bytes, ints, "
                         "doubles, maps, lists, types, durations, and timestamps, was given %s",
@@ -595,7 +601,7 @@ static gr_cel_val str_format(ectx *c, const cel_node *n, const gr_cel_val *a)
     }
     if (!ok) {
         gr_buf_free(&b);
-        if (!e.msg[0])
+        if (!e.msg[0] || strstr(e.msg, "out of memory"))
             return oom(n);
         return cel_err(GR_EINVAL, n->off, "%s", e.msg);
     }
@@ -1042,8 +1048,12 @@ static gr_cel_val re_find(ectx *c, const cel_node *n, const gr_cel_val *a, size_
                     break;
                 }
                 gr_cel_val m = cel_str_new(GR_CEL_STRING, s + ms, me - ms);
-                if (cel_is_err(&m) || !vec_push(&out, m)) {
+                if (cel_is_err(&m)) {
                     gr_cel_val_release(&m);
+                    err = oom(n);
+                    break;
+                }
+                if (!vec_push(&out, m)) { /* vec_push released m */
                     err = oom(n);
                     break;
                 }
@@ -2702,13 +2712,21 @@ static gr_cel_val url_query(const cel_node *n, const urlp *u)
                     break;
             }
             gr_cel_val sv = cel_str_new(GR_CEL_STRING, dec[1], dl[1]);
-            if (j == keys.n) {
-                ok = vec_push(&keys, cel_str_new(GR_CEL_STRING, dec[0], dl[0])) &&
-                     vec_push(&vals, (gr_cel_val){0});
-                if (ok)
+            if (cel_is_err(&sv)) {
+                gr_cel_val_release(&sv);
+                ok = false;
+            } else if (j == keys.n) {
+                gr_cel_val kv = cel_str_new(GR_CEL_STRING, dec[0], dl[0]);
+                ok = !cel_is_err(&kv);
+                if (!ok)
+                    gr_cel_val_release(&kv);
+                ok = ok && vec_push(&keys, kv) && vec_push(&vals, (gr_cel_val){0});
+                if (ok) {
                     vals.v[j] = list_of(n, &sv, 1);
-                else
+                    ok = !cel_is_err(&vals.v[j]);
+                } else {
                     gr_cel_val_release(&sv);
+                }
             } else {
                 size_t ln;
                 gr_cel_val *items = list_items(&vals.v[j], &ln);
@@ -2723,6 +2741,7 @@ static gr_cel_val url_query(const cel_node *n, const urlp *u)
                     gr_cel_val_release(&vals.v[j]);
                     vals.v[j] = list_of(n, grown, ln + 1);
                     free(grown);
+                    ok = !cel_is_err(&vals.v[j]);
                 }
             }
         }
@@ -3061,7 +3080,11 @@ static bool push_msg(vec *out, const char *prefix, const char *msg)
     }
     gr_cel_val v = cel_str_new(GR_CEL_STRING, b.data, b.len);
     gr_buf_free(&b);
-    return !cel_is_err(&v) && vec_push(out, v);
+    if (cel_is_err(&v)) {
+        gr_cel_val_release(&v);
+        return false;
+    }
+    return vec_push(out, v);
 }
 
 static bool v_dns1123_label(const char *s, size_t n, vec *out)

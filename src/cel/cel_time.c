@@ -10,6 +10,7 @@
  * does, so zic's "slim" files (transitions only up to 2007) and years after
  * 2037 are right. Loaded zones are cached (at most TZ_CACHE_MAX).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -426,9 +427,10 @@ static const tz_zone *tz_cache_find(const char *path)
 
 static int tz_read(const char *path, tz_zone *z)
 {
+    errno = 0;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return GR_EINVAL;
+        return errno == ENOMEM ? GR_ENOMEM : GR_EINVAL;
     unsigned char *buf = malloc(TZIF_MAX_BYTES);
     int rc = GR_ENOMEM;
     if (buf) {
