@@ -217,6 +217,8 @@ typedef enum cel_fn {
     F_FORMAT_NAMED, /* Kubernetes format library */
     F_FORMAT_CONST,
     F_FORMAT_VALIDATE,
+    F_B64_ENCODE, /* cel-go encoders */
+    F_B64_DECODE,
     F_COUNT_
 } cel_fn;
 

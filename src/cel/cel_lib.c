@@ -3362,8 +3362,81 @@ static gr_cel_val format_call(ectx *c, const cel_node *n, gr_cel_val *a, size_t 
     return r;
 }
 
+/* ---- encoders (cel-go ext, not enabled by Kubernetes): base64 ---- */
+
+static const char b64_alpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static int b64_val(char c)
+{
+    const char *p = c ? strchr(b64_alpha, c) : NULL;
+    return p ? (int)(p - b64_alpha) : -1;
+}
+
+static gr_cel_val base64_call(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
+{
+    size_t l;
+    const char *s;
+    if (n->fn == F_B64_ENCODE) {
+        if (a[0].kind != GR_CEL_BYTES)
+            return cel_no_overload(n, a, na);
+        s = cel_sv(&a[0], &l);
+        if (cel_charge_bytes(c, l * 2))
+            return cel_cost_err(c, n);
+        char *d;
+        gr_cel_val r = cel_str_alloc(GR_CEL_STRING, (l + 2) / 3 * 4, &d);
+        if (cel_is_err(&r))
+            return at(n, r);
+        size_t o = 0;
+        for (size_t i = 0; i < l; i += 3) {
+            uint32_t v = (uint32_t)(unsigned char)s[i] << 16;
+            if (i + 1 < l)
+                v |= (uint32_t)(unsigned char)s[i + 1] << 8;
+            if (i + 2 < l)
+                v |= (unsigned char)s[i + 2];
+            d[o++] = b64_alpha[v >> 18 & 63];
+            d[o++] = b64_alpha[v >> 12 & 63];
+            d[o++] = i + 1 < l ? b64_alpha[v >> 6 & 63] : '=';
+            d[o++] = i + 2 < l ? b64_alpha[v & 63] : '=';
+        }
+        return r;
+    }
+    /* decode: Go's StdEncoding, else RawStdEncoding (no padding) */
+    if (a[0].kind != GR_CEL_STRING)
+        return cel_no_overload(n, a, na);
+    s = cel_sv(&a[0], &l);
+    if (cel_charge_bytes(c, l * 2))
+        return cel_cost_err(c, n);
+    size_t body = l;
+    bool padded = l % 4 == 0 && l > 0 && s[l - 1] == '=';
+    if (padded)
+        body = s[l - 2] == '=' ? l - 2 : l - 1;
+    bool ok = (l % 4 == 0 || (!padded && l % 4 != 1));
+    for (size_t i = 0; ok && i < body; i++)
+        ok = b64_val(s[i]) >= 0;
+    if (!ok)
+        return cel_err(GR_EINVAL, n->off, "illegal base64 data at input byte %zu", body);
+    char *d;
+    gr_cel_val r = cel_str_alloc(GR_CEL_BYTES, body * 3 / 4, &d);
+    if (cel_is_err(&r))
+        return at(n, r);
+    uint32_t acc = 0;
+    int bits = 0;
+    size_t o = 0;
+    for (size_t i = 0; i < body; i++) {
+        acc = acc << 6 | (uint32_t)b64_val(s[i]);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            d[o++] = (char)(acc >> bits & 0xff);
+        }
+    }
+    return r;
+}
+
 gr_cel_val cel_lib_call(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
 {
+    if (n->fn == F_B64_ENCODE || n->fn == F_B64_DECODE)
+        return base64_call(c, n, a, na);
     if (n->fn >= F_FORMAT_NAMED && n->fn <= F_FORMAT_VALIDATE)
         return format_call(c, n, a, na);
     if (n->fn >= F_OPT_OF && n->fn <= F_OPT_OR)

@@ -800,6 +800,8 @@ static const fn_def fn_table[] = {
     {"value", F_OPT_VALUE, 0, 1, 1, 1},
     {"orValue", F_OPT_ORVALUE, 0, 1, 2, 2},
     {"or", F_OPT_OR, 0, 1, 2, 2},
+    {"base64.encode", F_B64_ENCODE, 1, 0, 1, 1},
+    {"base64.decode", F_B64_DECODE, 1, 0, 1, 1},
     {"format.named", F_FORMAT_NAMED, 1, 0, 1, 1},
     {"format.dns1123Label", F_FORMAT_CONST, 1, 0, 0, 0},
     {"format.dns1123Subdomain", F_FORMAT_CONST, 1, 0, 0, 0},

@@ -137,7 +137,6 @@ static const char *const newer_go_tests[][4] = {
  * @bufbuild/cel-spec (cel_spec_to_json.js). */
 static const char *const ext_skips[][3] = {
     {"block_ext", NULL, "extension not shipped: cel.block (optimizer-internal form)"},
-    {"encoders_ext", NULL, "extension not shipped: encoders (base64.encode/decode)"},
     {"proto2_ext", NULL, "protobuf proto2 extension fields (needs message schemas)"},
 };
 

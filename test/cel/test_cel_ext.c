@@ -356,6 +356,12 @@ static void test_math_library(void **state)
     TRUE("math.bitShiftRight(-1, 60) == 15 && math.bitShiftLeft(1, 64) == 0");
     ERR("math.bitShiftLeft(1, -1)", "negative offset");
     TRUE("math.sqrt(16) == 4.0");
+    /* encoders (cel-go only) */
+    TRUE("base64.encode(b'hello') == 'aGVsbG8=' && base64.decode('aGVsbG8=') == b'hello'");
+    TRUE("base64.decode('aGVsbG8') == b'hello' && base64.decode('') == b''");
+    TRUE("base64.decode(base64.encode(b'\\x00\\xff\\x10')) == b'\\x00\\xff\\x10'");
+    ERR("base64.decode('a')", "illegal base64 data");
+    ERR("base64.decode('a$==')", "illegal base64 data");
 }
 
 static void test_bind_and_two_var_comprehensions(void **state)
