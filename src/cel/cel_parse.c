@@ -895,8 +895,6 @@ static cel_node *finish_call(parser *p, const char *name, size_t nlen, size_t of
         else if (cm < 0 && na == 4 &&
                  (span_is(name, nlen, "existsOne") || span_is(name, nlen, "exists_one")))
             cm = CM_EXISTS_ONE2;
-        else if (cm < 0 && na == 3 && span_is(name, nlen, "existsOne"))
-            cm = CM_EXISTS_ONE;
         else if (cm < 0 && (na == 4 || na == 5) && span_is(name, nlen, "transformList"))
             cm = CM_TLIST;
         else if (cm < 0 && (na == 4 || na == 5) && span_is(name, nlen, "transformMap"))

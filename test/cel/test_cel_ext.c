@@ -372,7 +372,8 @@ static void test_bind_and_two_var_comprehensions(void **state)
     TRUE("cel.bind(x, 1 / 0, true)"); /* an unused error stays unused */
     TRUE("[10, 20].all(i, v, v == (i + 1) * 10)");
     TRUE("{'a': 1, 'b': 2}.exists(k, v, k == 'b' && v == 2)");
-    TRUE("[1, 2, 3].existsOne(i, v, v == 2) && [1, 2].existsOne(x, x > 1)");
+    TRUE("[1, 2, 3].existsOne(i, v, v == 2) && [1, 2].exists_one(x, x > 1)");
+    ERR("[1, 2].existsOne(x, x > 1)", "undeclared reference to 'existsOne'"); /* as cel-go */
     TRUE("[1, 2, 3].transformList(i, v, v * i) == [0, 2, 6]");
     TRUE("[1, 2, 3].transformList(i, v, v > 1, v) == [2, 3]");
     TRUE("{'a': 1, 'b': 2}.transformMap(k, v, v * 10) == {'a': 10, 'b': 20}");
