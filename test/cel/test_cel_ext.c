@@ -3,6 +3,7 @@
  * the extension libraries: cel-go's ext libraries and the Kubernetes CEL
  * libraries that kube-apiserver 1.36 enables for CRD validation rules.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -160,6 +161,45 @@ static void test_defect1_tz_footer_rule(void **state)
     TRUE("timestamp('2024-01-01T12:00:00Z').getHours('-05:00') == 7");
     ERR("timestamp('2024-01-01T12:00:00Z').getHours('../etc/passwd')", "unknown time zone");
     ERR("timestamp('2024-01-01T12:00:00Z').getHours('No/Such_Zone')", "unknown time zone");
+}
+
+/* Defect 1's zone cache is shared by every evaluation: several threads load
+ * and read zones at once (ASan build: no race on the published entries). */
+static void *tz_worker(void *arg)
+{
+    const gr_cel_program *p = arg;
+    for (int i = 0; i < 200; i++) {
+        gr_cel_val v;
+        gr_err err;
+        if (gr_cel_eval(p, NULL, &v, NULL, &err) != GR_OK || v.kind != GR_CEL_BOOL || !v.u.b)
+            return (void *)1;
+        gr_cel_val_release(&v);
+    }
+    return NULL;
+}
+
+static void test_defect1_tz_cache_threads(void **state)
+{
+    (void)state;
+    if (access("/usr/share/zoneinfo/Europe/Paris", R_OK) != 0 || getenv("TZDIR")) {
+        printf("system tz database not installed: thread test of the zone cache skipped\n");
+        return;
+    }
+    const char *expr = "timestamp('2040-07-01T12:00:00Z').getHours('Europe/Paris') == 14 && "
+                       "timestamp('2040-01-01T12:00:00Z').getHours('Asia/Tokyo') == 21 && "
+                       "timestamp('2040-07-01T12:00:00Z').getHours('America/Chicago') == 7";
+    gr_cel_program *p;
+    gr_err err;
+    assert_int_equal(gr_cel_compile(expr, strlen(expr), NULL, 0, NULL, &p, NULL, &err), GR_OK);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, tz_worker, p), 0);
+    for (int i = 0; i < 4; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        assert_null(r);
+    }
+    gr_cel_program_free(p);
 }
 
 /* ---- defect 2: a root-scoped name ignores the container ---- */
@@ -517,6 +557,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defect1_tz_footer_rule),
+        cmocka_unit_test(test_defect1_tz_cache_threads),
         cmocka_unit_test(test_defect2_rootdot_container),
         cmocka_unit_test(test_defect3_uint_negative_double),
         cmocka_unit_test(test_defect4_index_of_offsets),
