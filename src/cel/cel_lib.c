@@ -416,6 +416,8 @@ static bool fmt_fixed_en(gr_buf *b, double d, int prec)
         return gr_buf_puts(b, "NaN") == GR_OK;
     if (isinf(d))
         return gr_buf_puts(b, d > 0 ? "∞" : "-∞") == GR_OK;
+    if (d == 0)
+        d = 0.0; /* x/text prints -0.0 as 0 (but -0.001 as -0.00) */
     char tmp[1500];
     int l = snprintf(tmp, sizeof(tmp), "%.*f", prec, d);
     if (l < 0 || (size_t)l >= sizeof(tmp))
@@ -447,7 +449,7 @@ static bool fmt_sci_en(gr_buf *b, double d, int width)
         runes = cel_utf8_count(out, ol);
     } else {
         char tmp[64];
-        snprintf(tmp, sizeof(tmp), "%.6e", d);
+        snprintf(tmp, sizeof(tmp), "%.6e", d == 0 ? 0.0 : d);
         char *e = strchr(tmp, 'e');
         if (!e)
             return false;

@@ -321,6 +321,7 @@ static void test_defect6_strings_ext(void **state)
     TRUE("'%.2f|%e|%.1e'.format([3.14159, 1052.032911275, 0.5]) == "
          "'3.14|1.052033×10⁰³|5.000000×10⁻⁰¹'");
     TRUE("'%.2f'.format([-1234567.5]) == '-1,234,567.50'");
+    TRUE("'%f|%.2f|%e'.format([-0.0, -0.001, -0.0]) == '0.000000|-0.00|0.000000×10⁰⁰'");
     TRUE("'%f|%e'.format([double('Infinity'), double('NaN')]) == '∞|   NaN'");
     TRUE("'%s'.format([['abc', 3.14, null, b'x']]) == '[\"abc\", 3.140000, null, b\"x\"]'");
     TRUE("'%s'.format([{'b': 1.5, 'a': duration('2h')}]) == "
