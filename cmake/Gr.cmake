@@ -59,6 +59,22 @@ function(gr_add_executable name)
   install(TARGETS ${name} RUNTIME DESTINATION bin)
 endfunction()
 
+# gr_add_program_alias(<alias> <program>): another name for a program built
+# by gr_add_executable in the same directory: a relative symlink next to it in
+# the build tree (target <alias>, built by default) and in bin/ when
+# installed. The program sees the name it was called by in argv[0].
+function(gr_add_program_alias alias program)
+  # A POST_BUILD step, not a custom command OUTPUT: Ninja already names the
+  # target's phony rule <dir>/<alias>, the path the link gets.
+  add_custom_command(TARGET ${program} POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -E create_symlink "${program}" "${CMAKE_CURRENT_BINARY_DIR}/${alias}"
+    VERBATIM)
+  add_custom_target(${alias} ALL)
+  add_dependencies(${alias} ${program})
+  install(CODE "execute_process(COMMAND \"\${CMAKE_COMMAND}\" -E create_symlink ${program}
+    \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/bin/${alias}\")")
+endfunction()
+
 # gr_add_test(<name> SOURCES ... [LIBS ...] LABELS <unit|integration|conformance>
 #             [ARGS ...] [ENV k=v ...] [TIMEOUT s] [WORKING_DIRECTORY d])
 # A cmocka test binary registered with CTest. Tests labelled `integration`

@@ -26,8 +26,8 @@
  * else $KUBECONFIG, else the in-cluster service account, else
  * ~/.kube/config.
  *
- * `gpuready-preflight-gang` (src/gang) is the same program under its old
- * name, kept for deployments that still call it.
+ * `gpuready-preflight-gang` is the same binary under its old name (a
+ * symlink, src/cmd/CMakeLists.txt), kept for deployments that still call it.
  *
  * Exit status: 0 ok; 1 invalid config or fatal error (logged as
  * {"level":"ERROR","msg":"Fatal error","error":...}, e.g. the native gang API
