@@ -62,6 +62,10 @@ void gr_kube_fmt_time(int64_t unix_ns, bool micro, char out[32]);
 /* Borrowed string members: obj.metadata.<field> or NULL. */
 const char *gr_kube_meta_str(const json_t *obj, const char *field);
 
+/* A valid metav1.Condition / events.k8s.io reason
+ * (^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$, at most 1024 bytes)? */
+bool gr_kube_camel_reason(const char *r);
+
 /* Percent-encode for a URL query value or path segment (RFC 3986
  * unreserved kept). */
 int gr_kube_url_escape(gr_buf *b, const char *s);

@@ -97,6 +97,15 @@ char *gr_preflight_gang_configmap_name(const char *gang_id)
     return out;
 }
 
+char *gr_preflight_gang_id(const char *discoverer, const char *ns, const char *group,
+                           const char *sub)
+{
+    char *id = NULL;
+    int n = (sub && *sub) ? asprintf(&id, "%s-%s-%s-%s", discoverer, ns, group, sub)
+                          : asprintf(&id, "%s-%s-%s", discoverer, ns, group);
+    return n < 0 ? NULL : id;
+}
+
 /* ---------------------------------------------------- static resolver */
 
 static const char *nonempty(const json_t *v)
@@ -132,8 +141,7 @@ static int static_resolve(void *ud, const json_t *pod, const char *ns, gr_prefli
         }
         if (!group)
             return GR_ENOTFOUND;
-        if (asprintf(&id, "%s-%s-%s", dname, ns, group) < 0)
-            id = NULL;
+        id = gr_preflight_gang_id(dname, ns, group, NULL);
     } else {
         /* native: 1.36 schedulingGroup, else 1.35 workloadRef (from the
          * admission object itself). */
@@ -142,17 +150,12 @@ static int static_resolve(void *ud, const json_t *pod, const char *ns, gr_prefli
         const json_t *wr = json_object_get(spec, "workloadRef");
         const char *wl = nonempty(json_object_get(wr, "name"));
         const char *wpg = nonempty(json_object_get(wr, "podGroup"));
-        int n = -1;
         if (pg)
-            n = asprintf(&id, "kubernetes-%s-%s", ns, pg);
-        else if (wl && wpg)
-            n = asprintf(&id, "kubernetes-%s-%s-%s", ns, wl, wpg);
+            id = gr_preflight_gang_id(GR_PREFLIGHT_GANG_NATIVE_NAME, ns, pg, NULL);
         else if (wl)
-            n = asprintf(&id, "kubernetes-%s-%s", ns, wl);
+            id = gr_preflight_gang_id(GR_PREFLIGHT_GANG_NATIVE_NAME, ns, wl, wpg);
         else
             return GR_ENOTFOUND;
-        if (n < 0)
-            id = NULL;
     }
     if (!id)
         return gr_err_set(err, GR_ENOMEM, "out of memory");

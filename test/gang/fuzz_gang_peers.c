@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_decref(j);
     }
     char *cm = gr_preflight_gang_configmap_name(s);
-    if (cm && strlen(cm) > GR_GANG_NAME_MAX)
+    if (cm && strlen(cm) > GR_PREFLIGHT_GANG_NAME_MAX)
         abort();
     free(cm);
     free(s);
