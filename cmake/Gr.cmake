@@ -59,7 +59,7 @@ endfunction()
 
 # The link graph of every library (and of the libraries they link that are
 # not gr_add_library ones, e.g. gr_health_pb), one line each:
-#   <library> <pure|io> <direct link dependency>...
+#   <library> <pure|io|ext> <direct link dependency>...
 # written once every directory is configured.
 function(gr_write_layers)
   get_property(libs GLOBAL PROPERTY GR_LIBRARIES)
@@ -77,9 +77,11 @@ function(gr_write_layers)
     if(NOT deps)
       set(deps "")
     endif()
-    set(kind io)
+    set(kind ext) # a library not made by gr_add_library (generated code)
     if(lib IN_LIST pure)
       set(kind pure)
+    elseif(lib IN_LIST libs)
+      set(kind io)
     endif()
     string(JOIN " " line ${lib} ${kind} ${deps})
     string(APPEND out "${line}\n")
