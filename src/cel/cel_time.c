@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cel_int.h"
+#include "gr_file.h"
 #include "gr_time.h"
 
 #define NS_PER_S 1000000000LL
@@ -190,16 +191,13 @@ int cel_tz_offset(const char *tz, size_t len, int64_t sec, int64_t *off)
     const char *dir = getenv("TZDIR");
     snprintf(path, sizeof(path), "%s/%.*s", dir && dir[0] ? dir : "/usr/share/zoneinfo", (int)len,
              tz);
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* The whole file or nothing: a zone file past the cap or read short is
+     * no zone (it used to be parsed from whatever prefix was read). */
+    char *buf = NULL;
+    size_t n = 0;
+    if (gr_file_read(path, TZIF_MAX_BYTES, &buf, &n, NULL) != GR_OK)
         return GR_EINVAL;
-    unsigned char *buf = malloc(TZIF_MAX_BYTES);
-    int rc = GR_EINVAL;
-    if (buf) {
-        size_t n = fread(buf, 1, TZIF_MAX_BYTES, f);
-        rc = tzif_offset(buf, n, sec, off);
-        free(buf);
-    }
-    fclose(f);
+    int rc = tzif_offset((const unsigned char *)buf, n, sec, off);
+    free(buf);
     return rc;
 }

@@ -70,11 +70,4 @@ bool gr_kube_camel_reason(const char *r);
  * unreserved kept). */
 int gr_kube_url_escape(gr_buf *b, const char *s);
 
-/* Strict standard base64 decode (whitespace ignored). Caller frees *out. */
-int gr_kube_base64_decode(const char *in, size_t len, char **out, size_t *out_len);
-
-/* Read a whole file (at most max bytes, NUL-terminated). GR_EIO / GR_ETOOBIG
- * (message names the path). Caller frees *out. */
-int gr_kube_read_file(const char *path, size_t max, char **out, size_t *len, gr_err *err);
-
 #endif

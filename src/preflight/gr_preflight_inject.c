@@ -937,7 +937,7 @@ int gr_preflight_inject_text(const gr_preflight_config *cfg, const gr_preflight_
                    .gang = member ? &res->gang : NULL,
                    .claims_needed =
                        member && cfg->gang.mirror_resource_claims && json_array_size(claims) > 0,
-                   .scratch = GR_BUF_INIT(GR_BUF_DEFAULT_MAX)};
+                   .scratch = GR_BUF_INIT(GR_PF_TEXT_MAX)};
     int rc = collect_candidates(&ec, containers);
     /* room for the longest list one container or the pod part needs */
     size_t most = pc->volumes.n + pc->pull_secrets.n;
@@ -992,7 +992,7 @@ int gr_preflight_inject_text(const gr_preflight_config *cfg, const gr_preflight_
 int gr_preflight_inject(const gr_preflight_config *cfg, const gr_preflight_gang_ops *gang,
                         const json_t *pod, const char *ns, gr_preflight_result *res, gr_err *err)
 {
-    gr_buf text = GR_BUF_INIT(GR_BUF_DEFAULT_MAX);
+    gr_buf text = GR_BUF_INIT(GR_PF_TEXT_MAX);
     int rc = gr_preflight_inject_text(cfg, gang, pod, ns, &text, res, err);
     if (rc == GR_OK && res->outcome == GR_PREFLIGHT_INJECTED) {
         json_error_t je;
