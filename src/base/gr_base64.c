@@ -33,8 +33,10 @@ int gr_base64_encode(const void *in, size_t n, gr_buf *out)
     int rc = gr_buf_reserve(out, need);
     if (rc != GR_OK)
         return rc;
-    if (n == 0)
+    if (n == 0) {
+        out->data[out->len] = '\0';
         return GR_OK;
+    }
     pthread_once(&g_pairs_once, pairs_init);
     const unsigned char *p = in;
     char *d = out->data + out->len;

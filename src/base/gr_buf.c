@@ -47,6 +47,7 @@ int gr_buf_reserve(gr_buf *b, size_t extra)
     char *nd = realloc(b->data, ncap);
     if (!nd)
         return GR_ENOMEM;
+    nd[b->len] = '\0'; /* a fresh allocation is a string too */
     b->data = nd;
     b->cap = ncap;
     return GR_OK;
