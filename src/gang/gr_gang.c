@@ -485,7 +485,6 @@ int gr_gang_anchor_from_pod(const gr_gang_discoverer *d, const json_t *pod, cons
                             gr_gang_anchor *out, gr_err *err)
 {
     memset(out, 0, sizeof *out);
-    const json_t *spec = json_object_get(pod, "spec");
     const json_t *md = json_object_get(pod, "metadata");
     if (!ns || !*ns)
         ns = nonempty(json_object_get(md, "namespace"));
@@ -493,30 +492,25 @@ int gr_gang_anchor_from_pod(const gr_gang_discoverer *d, const json_t *pod, cons
         return gr_err_set(err, GR_EINVAL, "metadata.namespace: the pod has no namespace");
     switch (d->mode) {
     case GR_GANG_NATIVE_PODGROUP: {
-        const char *pg =
-            nonempty(json_object_get(json_object_get(spec, "schedulingGroup"), "podGroupName"));
+        const char *pg = gr_preflight_gang_native_podgroup(pod);
         if (!pg)
             return GR_ENOTFOUND;
         return anchor_fill(out, d->name, "scheduling.k8s.io", d->version, "podgroups", d->kind, ns,
                            pg, "", err);
     }
     case GR_GANG_NATIVE_WORKLOAD: {
-        const json_t *wr = json_object_get(spec, "workloadRef");
-        const char *wl = nonempty(json_object_get(wr, "name"));
+        const char *sub = NULL;
+        const char *wl = gr_preflight_gang_native_workload(pod, &sub);
         if (!wl)
             return GR_ENOTFOUND;
         return anchor_fill(out, d->name, "scheduling.k8s.io", d->version, "workloads", d->kind, ns,
-                           wl, nonempty(json_object_get(wr, "podGroup")), err);
+                           wl, sub, err);
     }
     case GR_GANG_CRD:
     case GR_GANG_GROVE: {
-        const char *group = NULL;
-        const json_t *ann = json_object_get(md, "annotations");
-        const json_t *lab = json_object_get(md, "labels");
-        for (size_t i = 0; i < d->spec.n_annotation_keys && !group; i++)
-            group = nonempty(json_object_get(ann, d->spec.annotation_keys[i]));
-        for (size_t i = 0; i < d->spec.n_label_keys && !group; i++)
-            group = nonempty(json_object_get(lab, d->spec.label_keys[i]));
+        const char *group = gr_preflight_gang_keyed_group(
+            pod, (const char *const *)d->spec.annotation_keys, d->spec.n_annotation_keys,
+            (const char *const *)d->spec.label_keys, d->spec.n_label_keys);
         if (!group)
             return GR_ENOTFOUND;
         return anchor_fill(out, d->name, d->spec.group, d->spec.version, d->spec.resource, d->kind,

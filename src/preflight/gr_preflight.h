@@ -232,6 +232,22 @@ char *gr_preflight_gang_sanitize(const char *s);
 char *gr_preflight_gang_id(const char *discoverer, const char *ns, const char *group,
                            const char *sub);
 
+/* What a pod names as its gang (facts §3.2–§3.4), read from the pod alone;
+ * the one implementation for the static resolver and src/gang's anchors.
+ * Returned strings are borrowed from `pod`; NULL when the pod names none.
+ *  - native 1.36: spec.schedulingGroup.podGroupName;
+ *  - native 1.35: spec.workloadRef.name, with *pod_group (may be NULL) set
+ *    to spec.workloadRef.podGroup (read from the admission object: the
+ *    Pod does not exist in the API yet, upstream risk R2);
+ *  - a PodGroup CRD discoverer: the first non-empty annotation of
+ *    annotation_keys, else the first non-empty label of label_keys (PF-96,
+ *    PF-97). */
+const char *gr_preflight_gang_native_podgroup(const json_t *pod);
+const char *gr_preflight_gang_native_workload(const json_t *pod, const char **pod_group);
+const char *gr_preflight_gang_keyed_group(const json_t *pod, const char *const *annotation_keys,
+                                          size_t n_annotation_keys, const char *const *label_keys,
+                                          size_t n_label_keys);
+
 /* Gang ConfigMap name for a gang id: "preflight-" + sanitize(id), truncated
  * with an 8-hex sha256 suffix to at most 63 characters (PF-113, PF-153).
  * Caller frees; NULL on ENOMEM. */
