@@ -26,8 +26,10 @@ static int append_fd(int fd, const char *name, gr_buf *b, gr_err *err)
     if (sized && (rc = gr_buf_reserve(b, (size_t)st.st_size)) != GR_OK)
         return gr_err_set(err, rc, "%s: out of memory", name);
     for (;;) {
-        if (b->len == b->max) {
-            /* At the cap: one more byte means the file is too big. */
+        if (b->len == b->max || (sized && b->len - start >= (size_t)st.st_size)) {
+            /* At the cap, or at the size fstat() reported: probe for one
+             * more byte (EOF is the usual answer) without growing the
+             * buffer. One more byte past the cap means the file is too big. */
             char extra;
             ssize_t n = read(fd, &extra, 1);
             if (n < 0 && errno == EINTR)
@@ -36,12 +38,22 @@ static int append_fd(int fd, const char *name, gr_buf *b, gr_err *err)
                 rc = gr_err_set(err, GR_EIO, "%s: read failed: %s", name, strerror(errno));
                 break;
             }
-            if (n > 0)
+            if (n == 0)
+                break;
+            if (b->len == b->max) {
                 rc = gr_err_set(err, GR_ETOOBIG, "%s: larger than the %zu-byte limit", name,
                                 b->max - start);
-            break;
+                break;
+            }
+            if ((rc = gr_buf_append(b, &extra, 1)) != GR_OK) { /* the file grew */
+                rc = gr_err_set(err, rc, "%s: out of memory", name);
+                break;
+            }
+            continue;
         }
         size_t want = b->max - b->len;
+        if (sized && want > (size_t)st.st_size - (b->len - start))
+            want = (size_t)st.st_size - (b->len - start); /* the rest, as reserved */
         if (want > 65536)
             want = 65536;
         if ((rc = gr_buf_reserve(b, want)) != GR_OK) {
