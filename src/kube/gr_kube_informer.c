@@ -110,13 +110,14 @@ typedef struct store_index {
     gr_kube_map values; /* value -> gr_kube_map* (set of keys) */
 } store_index;
 
-/* One cached object in a single allocation: the key, then the compact JSON
- * text WITHOUT metadata.name/namespace (they are in the key and are put
- * back on read), which keeps a trimmed entry small. */
+/* One cached object: the parsed object (a reference the store owns; never
+ * modified while stored, so it can be handed to handlers and index functions
+ * as it is) and its key. */
 typedef struct sentry {
     struct sentry *next;
-    uint16_t klen; /* keys are < GR_KUBE_KEY_MAX; the hash is recomputed when needed */
-    char data[];   /* key '\0' text '\0' */
+    json_t *obj;
+    uint32_t hash;
+    char key[]; /* "ns/name" or "name" */
 } sentry;
 
 /* Buckets are grown when entries exceed LOAD x buckets (short chains, and
@@ -129,13 +130,7 @@ struct gr_kube_store {
     size_t nb, n;
     store_index idx[MAX_INDEXES];
     size_t nidx;
-    size_t payload;
 };
-
-static const char *entry_text(const sentry *e)
-{
-    return e->data + e->klen + 1;
-}
 
 static sentry **entry_slot(const gr_kube_store *s, const char *key, uint32_t h)
 {
@@ -143,7 +138,7 @@ static sentry **entry_slot(const gr_kube_store *s, const char *key, uint32_t h)
         return NULL;
     sentry **pp = &s->b[h & (s->nb - 1)];
     for (; *pp; pp = &(*pp)->next)
-        if (strcmp((*pp)->data, key) == 0)
+        if ((*pp)->hash == h && strcmp((*pp)->key, key) == 0)
             return pp;
     return pp; /* the empty tail slot of the chain */
 }
@@ -158,9 +153,8 @@ static int entries_grow(gr_kube_store *s)
         sentry *e = s->b[i];
         while (e) {
             sentry *next = e->next;
-            uint32_t h = gr_kube_map_hash(e->data);
-            e->next = b[h & (nb - 1)];
-            b[h & (nb - 1)] = e;
+            e->next = b[e->hash & (nb - 1)];
+            b[e->hash & (nb - 1)] = e;
             e = next;
         }
     }
@@ -168,43 +162,6 @@ static int entries_grow(gr_kube_store *s)
     s->b = b;
     s->nb = nb;
     return GR_OK;
-}
-
-/* The stored object: parse the text, put name/namespace back from the key. */
-static json_t *entry_obj(const sentry *e)
-{
-    json_t *o = json_loads(entry_text(e), 0, NULL);
-    if (!o)
-        return NULL;
-    json_t *md = json_object_get(o, "metadata");
-    if (!json_is_object(md)) {
-        md = json_object();
-        json_object_set_new(o, "metadata", md);
-    }
-    const char *slash = strchr(e->data, '/');
-    if (slash) {
-        json_object_set_new(md, "namespace", json_stringn(e->data, (size_t)(slash - e->data)));
-        json_object_set_new(md, "name", json_string(slash + 1));
-    } else {
-        json_object_set_new(md, "name", json_string(e->data));
-    }
-    return o;
-}
-
-static char *dump_without_identity(const json_t *obj)
-{
-    json_t *copy = json_copy((json_t *)(uintptr_t)obj); /* shallow */
-    json_t *md = json_copy(json_object_get(obj, "metadata"));
-    char *t = NULL;
-    if (copy && md) {
-        json_object_del(md, "name");
-        json_object_del(md, "namespace");
-        json_object_set(copy, "metadata", md);
-        t = json_dumps(copy, JSON_COMPACT);
-    }
-    json_decref(md);
-    json_decref(copy);
-    return t;
 }
 
 int gr_kube_store_new(gr_kube_store **out, gr_err *err)
@@ -232,6 +189,7 @@ void gr_kube_store_free(gr_kube_store *s)
         sentry *e = s->b[i];
         while (e) {
             sentry *next = e->next;
+            json_decref(e->obj);
             free(e);
             e = next;
         }
@@ -313,6 +271,84 @@ static const sentry *entry_find(const gr_kube_store *s, const char *key)
     return pp ? *pp : NULL;
 }
 
+static bool same_version(const json_t *a, const json_t *b)
+{
+    const char *ra = gr_kube_meta_str(a, "resourceVersion");
+    const char *rb = gr_kube_meta_str(b, "resourceVersion");
+    return ra && rb && strcmp(ra, rb) == 0;
+}
+
+/* Insert or replace under `key`. Takes the reference `obj` (on success and
+ * on failure). *old receives the replaced object's reference (NULL when the
+ * key was new or nothing changed); *changed is false when the stored
+ * resourceVersion was the same (the stored object is kept). */
+static int store_put(gr_kube_store *s, const char *key, json_t *obj, json_t **old, bool *changed,
+                     gr_err *err)
+{
+    *old = NULL;
+    *changed = false;
+    size_t kl = strlen(key);
+    uint32_t hash = gr_kube_map_hash(key);
+    pthread_rwlock_wrlock(&s->lk);
+    if (s->n >= s->nb * LOAD && entries_grow(s) != GR_OK) {
+        pthread_rwlock_unlock(&s->lk);
+        json_decref(obj);
+        return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
+    }
+    sentry **pp = entry_slot(s, key, hash);
+    if (!pp) { /* cannot happen: the table was grown above */
+        pthread_rwlock_unlock(&s->lk);
+        json_decref(obj);
+        return gr_err_set(err, GR_ESTATE, "%s: cache table missing", key);
+    }
+    sentry *e = *pp;
+    if (e) {
+        if (same_version(e->obj, obj)) {
+            pthread_rwlock_unlock(&s->lk);
+            json_decref(obj);
+            return GR_OK; /* same version: nothing to do */
+        }
+        index_obj(s, e->obj, key, false);
+        *old = e->obj;
+        e->obj = obj;
+    } else {
+        e = malloc(sizeof *e + kl + 1);
+        if (!e) {
+            pthread_rwlock_unlock(&s->lk);
+            json_decref(obj);
+            return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
+        }
+        e->next = NULL;
+        e->obj = obj;
+        e->hash = hash;
+        memcpy(e->key, key, kl + 1);
+        *pp = e;
+        s->n++;
+    }
+    index_obj(s, obj, key, true);
+    pthread_rwlock_unlock(&s->lk);
+    *changed = true;
+    return GR_OK;
+}
+
+/* Remove `key`; returns the stored reference (caller decrefs) or NULL. */
+static json_t *store_take(gr_kube_store *s, const char *key)
+{
+    pthread_rwlock_wrlock(&s->lk);
+    sentry **pp = entry_slot(s, key, gr_kube_map_hash(key));
+    sentry *e = pp ? *pp : NULL;
+    json_t *obj = NULL;
+    if (e) {
+        *pp = e->next;
+        s->n--;
+        index_obj(s, e->obj, key, false);
+        obj = e->obj;
+    }
+    pthread_rwlock_unlock(&s->lk);
+    free(e);
+    return obj;
+}
+
 int gr_kube_store_upsert(gr_kube_store *s, const json_t *obj, json_t **old, bool *changed,
                          gr_err *err)
 {
@@ -324,65 +360,25 @@ int gr_kube_store_upsert(gr_kube_store *s, const json_t *obj, json_t **old, bool
     int rc = gr_kube_object_key(obj, key, sizeof key, err);
     if (rc != GR_OK)
         return rc;
-    char *text = dump_without_identity(obj);
-    if (!text)
-        return gr_err_set(err, GR_ENOMEM, "%s: cannot serialise", key);
-    size_t kl = strlen(key), tl = strlen(text);
-    sentry *ne = malloc(sizeof *ne + kl + 1 + tl + 1);
-    if (!ne) {
-        free(text);
+    json_t *copy = json_deep_copy(obj); /* the caller keeps (and may edit) obj */
+    if (!copy)
         return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
+    json_t *prev = NULL;
+    bool ch = false;
+    rc = store_put(s, key, copy, &prev, &ch, err);
+    if (rc != GR_OK)
+        return rc;
+    if (!ch && old) { /* unchanged: the previous object is still stored */
+        json_t *cur = NULL;
+        if (gr_kube_store_get(s, key, &cur, NULL) == GR_OK)
+            prev = cur;
     }
-    uint32_t hash = gr_kube_map_hash(key);
-    ne->klen = (uint16_t)kl;
-    memcpy(ne->data, key, kl + 1);
-    memcpy(ne->data + kl + 1, text, tl + 1);
-    free(text);
-    pthread_rwlock_wrlock(&s->lk);
-    if (s->n >= s->nb * LOAD && entries_grow(s) != GR_OK) {
-        pthread_rwlock_unlock(&s->lk);
-        free(ne);
-        return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
-    }
-    sentry **pp = entry_slot(s, key, hash);
-    if (!pp) { /* cannot happen: the table was grown above */
-        pthread_rwlock_unlock(&s->lk);
-        free(ne);
-        return gr_err_set(err, GR_ESTATE, "%s: cache table missing", key);
-    }
-    sentry *prev = *pp;
-    json_t *pobj = prev ? entry_obj(prev) : NULL;
-    if (prev) {
-        const char *orv = gr_kube_meta_str(pobj, "resourceVersion");
-        const char *nrv = gr_kube_meta_str(obj, "resourceVersion");
-        if (orv && nrv && strcmp(orv, nrv) == 0) {
-            pthread_rwlock_unlock(&s->lk);
-            free(ne);
-            if (old)
-                *old = pobj;
-            else
-                json_decref(pobj);
-            return GR_OK; /* same version: nothing to do */
-        }
-        ne->next = prev->next;
-        s->payload -= strlen(entry_text(prev));
-        if (pobj)
-            index_obj(s, pobj, key, false);
-        free(prev);
-    } else {
-        ne->next = NULL;
-        s->n++;
-    }
-    *pp = ne;
-    s->payload += tl;
-    index_obj(s, obj, key, true);
-    pthread_rwlock_unlock(&s->lk);
     if (changed)
-        *changed = true;
+        *changed = ch;
     if (old)
-        *old = pobj;
+        *old = prev;
     else
-        json_decref(pobj);
+        json_decref(prev);
     return GR_OK;
 }
 
@@ -390,25 +386,13 @@ int gr_kube_store_delete(gr_kube_store *s, const char *key, json_t **old, gr_err
 {
     if (old)
         *old = NULL;
-    pthread_rwlock_wrlock(&s->lk);
-    sentry **pp = entry_slot(s, key, gr_kube_map_hash(key));
-    sentry *e = pp ? *pp : NULL;
-    if (!e) {
-        pthread_rwlock_unlock(&s->lk);
+    json_t *obj = store_take(s, key);
+    if (!obj)
         return gr_err_set(err, GR_ENOTFOUND, "%s: not in the cache", key);
-    }
-    *pp = e->next;
-    s->n--;
-    json_t *pobj = entry_obj(e);
-    if (pobj)
-        index_obj(s, pobj, key, false);
-    s->payload -= strlen(entry_text(e));
-    pthread_rwlock_unlock(&s->lk);
-    free(e);
     if (old)
-        *old = pobj;
+        *old = obj; /* out of the store: the caller's alone */
     else
-        json_decref(pobj);
+        json_decref(obj);
     return GR_OK;
 }
 
@@ -417,7 +401,7 @@ int gr_kube_store_get(gr_kube_store *s, const char *key, json_t **out, gr_err *e
     *out = NULL;
     pthread_rwlock_rdlock(&s->lk);
     const sentry *e = entry_find(s, key);
-    json_t *o = e ? entry_obj(e) : NULL;
+    json_t *o = e ? json_deep_copy(e->obj) : NULL;
     pthread_rwlock_unlock(&s->lk);
     if (!e)
         return gr_err_set(err, GR_ENOTFOUND, "%s: not in the cache", key);
@@ -449,13 +433,13 @@ int gr_kube_store_list(gr_kube_store *s, const char *index, const char *value, j
             while (set && gr_kube_map_next(set, &b, &n)) {
                 const sentry *e = entry_find(s, n->key);
                 if (e)
-                    json_array_append_new(*out, entry_obj(e));
+                    json_array_append_new(*out, json_deep_copy(e->obj));
             }
         }
     } else {
         for (size_t i = 0; i < s->nb; i++)
             for (const sentry *e = s->b[i]; e; e = e->next)
-                json_array_append_new(*out, entry_obj(e));
+                json_array_append_new(*out, json_deep_copy(e->obj));
     }
     pthread_rwlock_unlock(&s->lk);
     if (rc != GR_OK) {
@@ -473,7 +457,7 @@ int gr_kube_store_keys(gr_kube_store *s, json_t **out, gr_err *err)
     pthread_rwlock_rdlock(&s->lk);
     for (size_t i = 0; i < s->nb; i++)
         for (const sentry *e = s->b[i]; e; e = e->next)
-            json_array_append_new(*out, json_string(e->data));
+            json_array_append_new(*out, json_string(e->key));
     pthread_rwlock_unlock(&s->lk);
     return GR_OK;
 }
@@ -486,10 +470,45 @@ size_t gr_kube_store_len(gr_kube_store *s)
     return n;
 }
 
+/* The compact-JSON size of v, computed without writing it out (strings
+ * counted unescaped). */
+static size_t json_size(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        size_t n = 2;
+        const char *k;
+        json_t *m;
+        json_object_foreach((json_t *)(uintptr_t)v, k, m) n += strlen(k) + 4 + json_size(m);
+        return n;
+    }
+    case JSON_ARRAY: {
+        size_t n = 2, i;
+        json_t *m;
+        json_array_foreach(v, i, m) n += json_size(m) + 1;
+        return n;
+    }
+    case JSON_STRING:
+        return json_string_length(v) + 2;
+    case JSON_INTEGER:
+    case JSON_REAL:
+        return 8;
+    case JSON_TRUE:
+    case JSON_NULL:
+        return 4;
+    case JSON_FALSE:
+        return 5;
+    }
+    return 0;
+}
+
 size_t gr_kube_store_payload_bytes(gr_kube_store *s)
 {
+    size_t n = 0;
     pthread_rwlock_rdlock(&s->lk);
-    size_t n = s->payload;
+    for (size_t i = 0; i < s->nb; i++)
+        for (const sentry *e = s->b[i]; e; e = e->next)
+            n += json_size(e->obj);
     pthread_rwlock_unlock(&s->lk);
     return n;
 }
@@ -498,25 +517,36 @@ int gr_kube_store_foreach(gr_kube_store *s, gr_kube_store_visit_fn fn, void *ctx
 {
     (void)err;
     pthread_rwlock_rdlock(&s->lk);
-    for (size_t i = 0; i < s->nb; i++) {
-        for (const sentry *e = s->b[i]; e; e = e->next) {
-            json_t *o = entry_obj(e);
-            int stop = fn(ctx, e->data, o);
-            json_decref(o);
-            if (stop) {
+    for (size_t i = 0; i < s->nb; i++)
+        for (const sentry *e = s->b[i]; e; e = e->next)
+            if (fn(ctx, e->key, e->obj)) {
                 pthread_rwlock_unlock(&s->lk);
                 return GR_OK;
             }
-        }
-    }
     pthread_rwlock_unlock(&s->lk);
     return GR_OK;
 }
 
+/* References to every stored object (for resync: delivered outside the
+ * lock). Caller decrefs the array. */
+static json_t *store_refs(gr_kube_store *s)
+{
+    json_t *a = json_array();
+    pthread_rwlock_rdlock(&s->lk);
+    for (size_t i = 0; a && i < s->nb; i++)
+        for (const sentry *e = s->b[i]; e; e = e->next)
+            json_array_append(a, e->obj);
+    pthread_rwlock_unlock(&s->lk);
+    return a;
+}
+
 /* ---- applying events (pure) -------------------------------------------- */
 
-int gr_kube_informer_apply_event(gr_kube_store *s, const gr_kube_informer_opts *o, int type,
-                                 json_t *obj_in, gr_err *err)
+/* Apply one object of a watch event or list page. obj_in is borrowed; the
+ * store keeps a reference to it (or to what the transform made of it). When
+ * `seen` is given (a relist in progress), the key is recorded there. */
+static int apply_obj(gr_kube_store *s, const gr_kube_informer_opts *o, int type, json_t *obj_in,
+                     gr_kube_map *seen, gr_err *err)
 {
     if (type == GR_KUBE_EV_BOOKMARK || type == GR_KUBE_EV_ERROR)
         return GR_OK;
@@ -525,30 +555,65 @@ int gr_kube_informer_apply_event(gr_kube_store *s, const gr_kube_informer_opts *
         json_decref(obj);
         return GR_OK; /* dropped by the transform */
     }
-    int rc = GR_OK;
+    char key[GR_KUBE_KEY_MAX];
+    int rc = gr_kube_object_key(obj, key, sizeof key, err);
+    if (rc != GR_OK) {
+        json_decref(obj);
+        return rc;
+    }
     if (type == GR_KUBE_EV_DELETED) {
-        char key[GR_KUBE_KEY_MAX];
-        rc = gr_kube_object_key(obj, key, sizeof key, err);
-        json_t *old = NULL;
-        if (rc == GR_OK && gr_kube_store_delete(s, key, &old, NULL) == GR_OK) {
-            if (o->handlers.on_delete)
-                o->handlers.on_delete(o->handlers.ctx, obj);
-        }
+        json_t *old = store_take(s, key);
+        if (old && o->handlers.on_delete)
+            o->handlers.on_delete(o->handlers.ctx, obj);
         json_decref(old);
-    } else {
-        json_t *old = NULL;
-        bool changed = false;
-        rc = gr_kube_store_upsert(s, obj, &old, &changed, err);
-        if (rc == GR_OK && changed) {
-            if (old && o->handlers.on_update)
-                o->handlers.on_update(o->handlers.ctx, old, obj);
-            else if (!old && o->handlers.on_add)
-                o->handlers.on_add(o->handlers.ctx, obj);
-        }
+        json_decref(obj);
+        return GR_OK;
+    }
+    if (seen && gr_kube_map_put(seen, key, NULL, NULL) != GR_OK) {
+        json_decref(obj);
+        return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
+    }
+    json_t *old = NULL;
+    bool changed = false;
+    json_t *keep = json_incref(obj); /* the store takes one reference */
+    rc = store_put(s, key, obj, &old, &changed, err);
+    if (rc == GR_OK && changed) {
+        if (old && o->handlers.on_update)
+            o->handlers.on_update(o->handlers.ctx, old, keep);
+        else if (!old && o->handlers.on_add)
+            o->handlers.on_add(o->handlers.ctx, keep);
+    }
+    json_decref(old);
+    json_decref(keep);
+    return rc;
+}
+
+/* End of a relist: whatever it did not deliver was deleted meanwhile. */
+static int finish_relist(gr_kube_store *s, const gr_kube_informer_opts *o, const gr_kube_map *seen,
+                         gr_err *err)
+{
+    json_t *keys = NULL;
+    int rc = gr_kube_store_keys(s, &keys, err);
+    size_t i;
+    json_t *it;
+    json_array_foreach(keys, i, it)
+    {
+        const char *k = json_string_value(it);
+        if (!k || gr_kube_map_has(seen, k))
+            continue;
+        json_t *old = store_take(s, k);
+        if (old && o->handlers.on_delete)
+            o->handlers.on_delete(o->handlers.ctx, old);
         json_decref(old);
     }
-    json_decref(obj);
+    json_decref(keys);
     return rc;
+}
+
+int gr_kube_informer_apply_event(gr_kube_store *s, const gr_kube_informer_opts *o, int type,
+                                 json_t *obj, gr_err *err)
+{
+    return apply_obj(s, o, type, obj, NULL, err);
 }
 
 int gr_kube_informer_apply_list(gr_kube_store *s, const gr_kube_informer_opts *o,
@@ -560,45 +625,15 @@ int gr_kube_informer_apply_list(gr_kube_store *s, const gr_kube_informer_opts *o
     int rc = GR_OK;
     json_array_foreach(items, i, it)
     {
-        json_t *obj = json_incref(it);
-        if (o->transform && o->transform(&obj, o->transform_ctx) != GR_OK) {
-            json_decref(obj);
-            continue;
-        }
-        char key[GR_KUBE_KEY_MAX];
-        if (gr_kube_object_key(obj, key, sizeof key, NULL) == GR_OK &&
-            gr_kube_map_put(&seen, key, NULL, NULL) != GR_OK) {
-            json_decref(obj);
-            rc = gr_err_set(err, GR_ENOMEM, "out of memory");
+        gr_err e;
+        int r = apply_obj(s, o, GR_KUBE_EV_ADDED, it, &seen, &e);
+        if (r == GR_ENOMEM) {
+            rc = gr_err_set(err, r, "%s", e.msg);
             break;
         }
-        json_t *old = NULL;
-        bool changed = false;
-        if (gr_kube_store_upsert(s, obj, &old, &changed, NULL) == GR_OK && changed) {
-            if (old && o->handlers.on_update)
-                o->handlers.on_update(o->handlers.ctx, old, obj);
-            else if (!old && o->handlers.on_add)
-                o->handlers.on_add(o->handlers.ctx, obj);
-        }
-        json_decref(old);
-        json_decref(obj);
     }
-    if (rc == GR_OK) {
-        /* whatever the list no longer has was deleted while we were away */
-        json_t *keys = NULL;
-        rc = gr_kube_store_keys(s, &keys, err);
-        json_array_foreach(keys, i, it)
-        {
-            const char *k = json_string_value(it);
-            if (gr_kube_map_has(&seen, k))
-                continue;
-            json_t *old = NULL;
-            if (gr_kube_store_delete(s, k, &old, NULL) == GR_OK && old && o->handlers.on_delete)
-                o->handlers.on_delete(o->handlers.ctx, old);
-            json_decref(old);
-        }
-        json_decref(keys);
-    }
+    if (rc == GR_OK)
+        rc = finish_relist(s, o, &seen, err);
     gr_kube_map_clear(&seen, NULL);
     return rc;
 }
@@ -612,8 +647,9 @@ struct gr_kube_informer {
     atomic_int stop;
     pthread_t thr, resync_thr;
     bool started, resync_started;
-    pthread_mutex_t hmu; /* serialises handler delivery */
-    pthread_mutex_t mu;  /* synced, stats */
+    bool watchlist_refused; /* the server said no to sendInitialEvents: LIST from now on */
+    pthread_mutex_t hmu;    /* serialises handler delivery */
+    pthread_mutex_t mu;     /* synced, stats */
     pthread_cond_t cv;
     bool synced;
     gr_kube_informer_stats stats;
@@ -625,6 +661,9 @@ int gr_kube_informer_new(gr_kube_client *c, const gr_kube_informer_opts *o, gr_k
     *out = NULL;
     if (!o || !o->gvr.version || !o->gvr.resource)
         return gr_err_set(err, GR_EINVAL, "informer: gvr.version and gvr.resource are required");
+    if (o->sync_mode < GR_KUBE_SYNC_AUTO || o->sync_mode > GR_KUBE_SYNC_WATCHLIST)
+        return gr_err_set(err, GR_EINVAL,
+                          "informer: sync_mode must be GR_KUBE_SYNC_AUTO, _LIST or _WATCHLIST");
     gr_kube_informer *inf = calloc(1, sizeof *inf);
     if (!inf)
         return gr_err_set(err, GR_ENOMEM, "out of memory");
@@ -659,17 +698,57 @@ static void stat_err(gr_kube_informer *inf, const char *what, const gr_err *e)
            GR_KV_STR("error", e->msg), GR_KV_END);
 }
 
+/* A relist (LIST pages or the initial events of a streaming list) has been
+ * applied in full: the cache is in sync as of resourceVersion rv. */
+static void mark_synced(gr_kube_informer *inf, const char *rv, bool streaming)
+{
+    pthread_mutex_lock(&inf->mu);
+    inf->stats.lists++;
+    if (streaming)
+        inf->stats.watch_lists++;
+    snprintf(inf->stats.last_rv, sizeof inf->stats.last_rv, "%s", rv ? rv : "");
+    inf->synced = true;
+    pthread_cond_broadcast(&inf->cv);
+    pthread_mutex_unlock(&inf->mu);
+}
+
+/* The bookmark that ends a streaming list's initial events. */
+static bool initial_events_end(const json_t *obj)
+{
+    json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
+    const char *v = json_string_value(json_object_get(ann, GR_KUBE_INITIAL_EVENTS_END));
+    return v && strcmp(v, "true") == 0;
+}
+
 typedef struct watch_ctx {
     gr_kube_informer *inf;
+    gr_kube_map *seen; /* non-NULL while a streaming list's initial events arrive */
+    bool initial_done; /* the initial-events-end bookmark was applied */
+    char end_rv[64];   /* its resourceVersion */
 } watch_ctx;
 
 static int on_event(void *u, const gr_kube_watch_event *ev)
 {
-    gr_kube_informer *inf = ((watch_ctx *)u)->inf;
+    watch_ctx *wc = u;
+    gr_kube_informer *inf = wc->inf;
     gr_err e;
+    gr_err_clear(&e);
+    int rc = GR_OK;
+    bool ended = false;
     pthread_mutex_lock(&inf->hmu);
-    int rc = gr_kube_informer_apply_event(inf->store, &inf->o, (int)ev->type, ev->object, &e);
+    if (wc->seen && ev->type == GR_KUBE_EV_BOOKMARK && initial_events_end(ev->object)) {
+        rc = finish_relist(inf->store, &inf->o, wc->seen, &e);
+        const char *rv = gr_kube_meta_str(ev->object, "resourceVersion");
+        snprintf(wc->end_rv, sizeof wc->end_rv, "%s", rv ? rv : "");
+        gr_kube_map_clear(wc->seen, NULL);
+        wc->seen = NULL;
+        wc->initial_done = ended = true;
+    } else {
+        rc = apply_obj(inf->store, &inf->o, (int)ev->type, ev->object, wc->seen, &e);
+    }
     pthread_mutex_unlock(&inf->hmu);
+    if (ended)
+        mark_synced(inf, wc->end_rv, true);
     if (rc != GR_OK)
         gr_log(GR_LOG_WARN, "kube", "watch event not applied",
                GR_KV_STR("resource", inf->o.gvr.resource), GR_KV_STR("error", e.msg), GR_KV_END);
@@ -679,38 +758,184 @@ static int on_event(void *u, const gr_kube_watch_event *ev)
     else
         inf->stats.events++;
     pthread_mutex_unlock(&inf->mu);
-    return 0;
+    return rc == GR_ENOMEM ? GR_ENOMEM : 0;
 }
 
+/* Paginated LIST, each page applied as it arrives (never the whole list in
+ * memory), then the keys no page had are deleted. rv receives the list's
+ * resourceVersion. */
 static int do_list(gr_kube_informer *inf, char *rv, size_t rvsz, gr_err *err)
 {
     gr_kube_opts lo = {0};
     lo.label_selector = inf->o.label_selector;
     lo.field_selector = inf->o.field_selector;
-    lo.limit = inf->o.page_size;
+    lo.limit = inf->o.page_size > 0 ? inf->o.page_size : GR_KUBE_LIST_PAGE;
     lo.cancel = &inf->stop;
     lo.timeout_ms = 120000;
-    json_t *list = NULL;
-    gr_kube_status st;
-    int rc = gr_kube_list_all(inf->c, &inf->o.gvr, inf->o.ns, &lo, &list, &st, err);
-    if (rc != GR_OK)
-        return rc;
-    const char *lrv =
-        json_string_value(json_object_get(json_object_get(list, "metadata"), "resourceVersion"));
-    snprintf(rv, rvsz, "%s", lrv ? lrv : "");
-    pthread_mutex_lock(&inf->hmu);
-    rc = gr_kube_informer_apply_list(inf->store, &inf->o, json_object_get(list, "items"), err);
-    pthread_mutex_unlock(&inf->hmu);
-    json_decref(list);
-    if (rc == GR_OK) {
-        pthread_mutex_lock(&inf->mu);
-        inf->stats.lists++;
-        snprintf(inf->stats.last_rv, sizeof inf->stats.last_rv, "%s", rv);
-        inf->synced = true;
-        pthread_cond_broadcast(&inf->cv);
-        pthread_mutex_unlock(&inf->mu);
+    gr_kube_map seen = {0};
+    char *cont = NULL;
+    bool fell_back = false;
+    int rc = GR_OK;
+    for (;;) {
+        json_t *page = NULL;
+        gr_kube_status st;
+        lo.continue_token = cont;
+        rc = gr_kube_list(inf->c, &inf->o.gvr, inf->o.ns, &lo, &page, &st, err);
+        if (rc == GR_ESTATE && cont && !fell_back && gr_kube_status_is_gone(&st)) {
+            /* the continue token expired: one full list from the start (as
+             * client-go's pager); forget the pages seen so far, the full
+             * list decides what still exists */
+            free(cont);
+            cont = NULL;
+            lo.limit = 0;
+            fell_back = true;
+            gr_kube_map_clear(&seen, NULL);
+            continue;
+        }
+        if (rc != GR_OK)
+            break;
+        free(cont);
+        cont = NULL;
+        const char *lrv = gr_kube_meta_str(page, "resourceVersion");
+        snprintf(rv, rvsz, "%s", lrv ? lrv : "");
+        const char *next = gr_kube_list_continue(page);
+        if (next && !(cont = strdup(next))) {
+            json_decref(page);
+            rc = gr_err_set(err, GR_ENOMEM, "out of memory");
+            break;
+        }
+        size_t i;
+        json_t *it;
+        pthread_mutex_lock(&inf->hmu);
+        json_array_foreach(json_object_get(page, "items"), i, it)
+        {
+            gr_err e;
+            if (apply_obj(inf->store, &inf->o, GR_KUBE_EV_ADDED, it, &seen, &e) == GR_ENOMEM) {
+                rc = gr_err_set(err, GR_ENOMEM, "%s", e.msg);
+                break;
+            }
+        }
+        pthread_mutex_unlock(&inf->hmu);
+        json_decref(page);
+        if (rc != GR_OK || !cont)
+            break;
     }
+    free(cont);
+    if (rc == GR_OK) {
+        pthread_mutex_lock(&inf->hmu);
+        rc = finish_relist(inf->store, &inf->o, &seen, err);
+        pthread_mutex_unlock(&inf->hmu);
+    }
+    gr_kube_map_clear(&seen, NULL);
+    if (rc == GR_OK)
+        mark_synced(inf, rv, false);
     return rc;
+}
+
+static void watch_opts(gr_kube_informer *inf, gr_kube_opts *wo, const char *rv)
+{
+    memset(wo, 0, sizeof *wo);
+    wo->label_selector = inf->o.label_selector;
+    wo->field_selector = inf->o.field_selector;
+    wo->resource_version = rv;
+    wo->allow_bookmarks = true;
+    wo->timeout_seconds = inf->o.watch_timeout_s;
+    wo->max_response = inf->o.max_object;
+    wo->cancel = &inf->stop;
+}
+
+/* Did the server refuse the streaming list itself (an HTTP error before any
+ * event: the WatchList feature off, or a server that predates it)? */
+static bool refused(const gr_kube_status *st)
+{
+    long h = st->http_code;
+    return h >= 400 && h < 500 && h != 408 && h != 410 && h != 429;
+}
+
+/* What the informer does after a watch. */
+enum {
+    W_STOP,           /* stopping */
+    W_REWATCH,        /* the server ended a healthy stream: watch again from rv */
+    W_RESYNC,         /* 410 Gone/Expired: re-sync now */
+    W_LIST_NOW,       /* a streaming list did not complete: paginated LIST now */
+    W_BACKOFF,        /* broken connection: watch again from rv after a backoff */
+    W_RESYNC_BACKOFF, /* lost our place in the stream: re-sync after a backoff */
+};
+
+/* One watch. streaming: a streaming list (sendInitialEvents) that first
+ * re-syncs the cache; otherwise a plain watch from rv. Returns what to do
+ * next (W_*); rv is advanced to the last delivered resourceVersion. */
+static int watch_once(gr_kube_informer *inf, bool streaming, char *rv, size_t rvsz)
+{
+    gr_kube_opts wo;
+    watch_opts(inf, &wo, streaming ? "" : rv);
+    gr_kube_map seen = {0};
+    watch_ctx wc = {0};
+    wc.inf = inf;
+    if (streaming) {
+        wo.send_initial_events = true;
+        wo.resource_version_match = "NotOlderThan";
+        wc.seen = &seen;
+    }
+    gr_kube_watch_stats ws;
+    memset(&ws, 0, sizeof ws);
+    gr_kube_status st;
+    gr_kube_status_clear(&st);
+    gr_err e;
+    gr_err_clear(&e);
+    pthread_mutex_lock(&inf->mu);
+    inf->stats.watches++;
+    pthread_mutex_unlock(&inf->mu);
+    int rc = gr_kube_watch(inf->c, &inf->o.gvr, inf->o.ns, &wo, inf->o.idle_s, on_event, &wc, &ws,
+                           &st, &e);
+    gr_kube_map_clear(&seen, NULL);
+    bool in_sync = !streaming || wc.initial_done;
+    if (in_sync) {
+        const char *nrv = ws.last_rv[0] ? ws.last_rv : wc.end_rv;
+        if (nrv[0]) {
+            snprintf(rv, rvsz, "%s", nrv);
+            pthread_mutex_lock(&inf->mu);
+            snprintf(inf->stats.last_rv, sizeof inf->stats.last_rv, "%s", rv);
+            pthread_mutex_unlock(&inf->mu);
+        }
+    }
+    if (atomic_load(&inf->stop))
+        return W_STOP;
+    if (!in_sync) {
+        /* the streaming list did not complete: LIST instead (client-go
+         * does the same: progress is better than deadlock) */
+        if (rc != GR_OK && refused(&st)) {
+            inf->watchlist_refused = true;
+            gr_log(GR_LOG_INFO, "kube", "streaming list refused; using paginated LIST",
+                   GR_KV_STR("resource", inf->o.gvr.resource), GR_KV_STR("error", e.msg),
+                   GR_KV_END);
+        } else if (rc != GR_OK) {
+            stat_err(inf, "streaming list failed; falling back to LIST", &e);
+        } else {
+            gr_log(GR_LOG_WARN, "kube", "streaming list ended before its initial-events bookmark",
+                   GR_KV_STR("resource", inf->o.gvr.resource), GR_KV_END);
+        }
+        if (inf->o.sync_mode == GR_KUBE_SYNC_WATCHLIST)
+            return W_RESYNC_BACKOFF;
+        pthread_mutex_lock(&inf->mu);
+        inf->stats.list_fallbacks++;
+        pthread_mutex_unlock(&inf->mu);
+        return W_LIST_NOW;
+    }
+    if (rc == GR_OK)
+        return W_REWATCH;
+    if (rc == GR_ESTATE && gr_kube_status_is_gone(&st)) {
+        pthread_mutex_lock(&inf->mu);
+        inf->stats.gone++;
+        pthread_mutex_unlock(&inf->mu);
+        gr_log(GR_LOG_INFO, "kube", "watch expired; relisting",
+               GR_KV_STR("resource", inf->o.gvr.resource), GR_KV_STR("error", e.msg), GR_KV_END);
+        return W_RESYNC;
+    }
+    stat_err(inf, "watch failed; re-watching after backoff", &e);
+    if (rc == GR_EPARSE || rc == GR_ETOOBIG || rc == GR_ENOMEM)
+        return W_RESYNC_BACKOFF; /* we may have lost our place in the stream */
+    return W_BACKOFF;
 }
 
 static void *run(void *arg)
@@ -720,63 +945,47 @@ static void *run(void *arg)
     gr_kube_backoff_init(&bo, inf->o.backoff_initial_ns, inf->o.backoff_max_ns, 0,
                          (uint32_t)gr_kube_mono_ns());
     char rv[64] = "";
-    bool need_list = true;
+    bool need_sync = true, list_now = false;
     while (!atomic_load(&inf->stop)) {
-        gr_err e;
-        gr_err_clear(&e);
-        if (need_list) {
-            if (do_list(inf, rv, sizeof rv, &e) != GR_OK) {
-                if (atomic_load(&inf->stop))
-                    break;
-                stat_err(inf, "list failed; retrying", &e);
-                gr_kube_sleep_ns(gr_kube_backoff_next(&bo, gr_kube_mono_ns()), &inf->stop);
-                continue;
+        bool streaming = false;
+        if (need_sync) {
+            bool use_list = list_now || inf->o.sync_mode == GR_KUBE_SYNC_LIST ||
+                            (inf->o.sync_mode == GR_KUBE_SYNC_AUTO && inf->watchlist_refused);
+            list_now = false;
+            if (use_list) {
+                gr_err e;
+                gr_err_clear(&e);
+                if (do_list(inf, rv, sizeof rv, &e) != GR_OK) {
+                    if (atomic_load(&inf->stop))
+                        break;
+                    stat_err(inf, "list failed; retrying", &e);
+                    gr_kube_sleep_ns(gr_kube_backoff_next(&bo, gr_kube_mono_ns()), &inf->stop);
+                    continue;
+                }
+            } else {
+                streaming = true; /* the watch below re-syncs */
             }
-            need_list = false;
         }
-        gr_kube_opts wo = {0};
-        wo.label_selector = inf->o.label_selector;
-        wo.field_selector = inf->o.field_selector;
-        wo.resource_version = rv;
-        wo.allow_bookmarks = true;
-        wo.timeout_seconds = inf->o.watch_timeout_s;
-        wo.max_response = inf->o.max_object;
-        wo.cancel = &inf->stop;
-        gr_kube_watch_stats ws;
-        memset(&ws, 0, sizeof ws);
-        gr_kube_status st;
-        watch_ctx wc = {inf};
-        pthread_mutex_lock(&inf->mu);
-        inf->stats.watches++;
-        pthread_mutex_unlock(&inf->mu);
-        int rc = gr_kube_watch(inf->c, &inf->o.gvr, inf->o.ns, &wo, inf->o.idle_s, on_event, &wc,
-                               &ws, &st, &e);
-        if (ws.last_rv[0]) {
-            snprintf(rv, sizeof rv, "%s", ws.last_rv);
-            pthread_mutex_lock(&inf->mu);
-            snprintf(inf->stats.last_rv, sizeof inf->stats.last_rv, "%s", rv);
-            pthread_mutex_unlock(&inf->mu);
-        }
-        if (atomic_load(&inf->stop))
+        int next = watch_once(inf, streaming, rv, sizeof rv);
+        switch (next) {
+        case W_STOP:
+            return NULL;
+        case W_REWATCH:
+            need_sync = false;
+            gr_kube_backoff_reset(&bo);
             break;
-        if (rc == GR_OK) {
-            gr_kube_backoff_reset(&bo); /* the server ended a healthy stream */
-            continue;
+        case W_RESYNC:
+            need_sync = true;
+            break;
+        case W_LIST_NOW:
+            need_sync = list_now = true;
+            break;
+        case W_BACKOFF:
+        case W_RESYNC_BACKOFF:
+            need_sync = next == W_RESYNC_BACKOFF;
+            gr_kube_sleep_ns(gr_kube_backoff_next(&bo, gr_kube_mono_ns()), &inf->stop);
+            break;
         }
-        if (rc == GR_ESTATE && gr_kube_status_is_gone(&st)) {
-            pthread_mutex_lock(&inf->mu);
-            inf->stats.gone++;
-            pthread_mutex_unlock(&inf->mu);
-            gr_log(GR_LOG_INFO, "kube", "watch expired; relisting",
-                   GR_KV_STR("resource", inf->o.gvr.resource), GR_KV_STR("error", e.msg),
-                   GR_KV_END);
-            need_list = true;
-            continue;
-        }
-        stat_err(inf, "watch failed; re-watching after backoff", &e);
-        if (rc == GR_EPARSE || rc == GR_ETOOBIG)
-            need_list = true; /* we may have lost our place in the stream */
-        gr_kube_sleep_ns(gr_kube_backoff_next(&bo, gr_kube_mono_ns()), &inf->stop);
     }
     return NULL;
 }
@@ -787,9 +996,7 @@ static void *resync(void *arg)
     while (gr_kube_sleep_ns(inf->o.resync_ns, &inf->stop) == GR_OK) {
         if (!gr_kube_informer_synced(inf) || !inf->o.handlers.on_update)
             continue;
-        json_t *all = NULL;
-        if (gr_kube_store_list(inf->store, NULL, NULL, &all, NULL) != GR_OK)
-            continue;
+        json_t *all = store_refs(inf->store);
         size_t i;
         json_t *o;
         pthread_mutex_lock(&inf->hmu);
