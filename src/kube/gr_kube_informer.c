@@ -110,14 +110,18 @@ typedef struct store_index {
     gr_kube_map values; /* value -> gr_kube_map* (set of keys) */
 } store_index;
 
-/* One cached object: the parsed object (a reference the store owns; never
- * modified while stored, so it can be handed to handlers and index functions
- * as it is) and its key. */
+/* One cached object in a single allocation: the key, its resourceVersion
+ * (compared without decoding) and the object's compact form (kube_cval.c:
+ * binary, keys shared through the store's dictionary). */
 typedef struct sentry {
     struct sentry *next;
-    json_t *obj;
     uint32_t hash;
-    char key[]; /* "ns/name" or "name" */
+    uint32_t len;  /* compact form bytes */
+    uint16_t klen; /* keys are < GR_KUBE_KEY_MAX */
+    uint8_t rvlen; /* 0 when the object has none (or one over 255 bytes) */
+    char data[];   /* key '\0' rv '\0' compact form, then per index: a count
+                    * byte and that many NUL-terminated values (so removing
+                    * an entry never decodes it) */
 } sentry;
 
 /* Buckets are grown when entries exceed LOAD x buckets (short chains, and
@@ -130,7 +134,24 @@ struct gr_kube_store {
     size_t nb, n;
     store_index idx[MAX_INDEXES];
     size_t nidx;
+    size_t payload;
+    gr_kube_keydict *keys;
 };
+
+static const char *entry_rv(const sentry *e)
+{
+    return e->data + e->klen + 1;
+}
+
+static const void *entry_blob(const sentry *e)
+{
+    return e->data + e->klen + 1 + e->rvlen + 1;
+}
+
+static json_t *entry_obj(const gr_kube_store *s, const sentry *e)
+{
+    return gr_kube_cval_decode(s->keys, entry_blob(e), e->len);
+}
 
 static sentry **entry_slot(const gr_kube_store *s, const char *key, uint32_t h)
 {
@@ -138,7 +159,7 @@ static sentry **entry_slot(const gr_kube_store *s, const char *key, uint32_t h)
         return NULL;
     sentry **pp = &s->b[h & (s->nb - 1)];
     for (; *pp; pp = &(*pp)->next)
-        if ((*pp)->hash == h && strcmp((*pp)->key, key) == 0)
+        if ((*pp)->hash == h && strcmp((*pp)->data, key) == 0)
             return pp;
     return pp; /* the empty tail slot of the chain */
 }
@@ -167,8 +188,10 @@ static int entries_grow(gr_kube_store *s)
 int gr_kube_store_new(gr_kube_store **out, gr_err *err)
 {
     gr_kube_store *s = calloc(1, sizeof *s);
-    if (!s)
+    if (!s || gr_kube_keydict_new(&s->keys) != GR_OK) {
+        free(s);
         return gr_err_set(err, GR_ENOMEM, "out of memory");
+    }
     pthread_rwlock_init(&s->lk, NULL);
     *out = s;
     return GR_OK;
@@ -189,7 +212,6 @@ void gr_kube_store_free(gr_kube_store *s)
         sentry *e = s->b[i];
         while (e) {
             sentry *next = e->next;
-            json_decref(e->obj);
             free(e);
             e = next;
         }
@@ -197,6 +219,7 @@ void gr_kube_store_free(gr_kube_store *s)
     free(s->b);
     for (size_t i = 0; i < s->nidx; i++)
         gr_kube_map_clear(&s->idx[i].values, free_set);
+    gr_kube_keydict_free(s->keys);
     pthread_rwlock_destroy(&s->lk);
     free(s);
 }
@@ -251,16 +274,19 @@ static void index_del(store_index *x, const char *value, const char *key)
     }
 }
 
-static void index_obj(gr_kube_store *s, const json_t *obj, const char *key, bool add)
+/* Add (or remove) an entry's key to (from) every index, from the index
+ * values recorded in the entry. */
+static void index_entry(gr_kube_store *s, const sentry *e, bool add)
 {
-    const char *vals[GR_KUBE_INDEX_MAX_VALUES];
+    const char *p = (const char *)entry_blob(e) + e->len;
     for (size_t i = 0; i < s->nidx; i++) {
-        size_t n = s->idx[i].fn(obj, s->idx[i].ctx, vals, GR_KUBE_INDEX_MAX_VALUES);
-        for (size_t j = 0; j < n && j < GR_KUBE_INDEX_MAX_VALUES; j++) {
+        unsigned n = (unsigned char)*p++;
+        for (unsigned j = 0; j < n; j++) {
             if (add)
-                index_add(&s->idx[i], vals[j], key);
+                index_add(&s->idx[i], p, e->data);
             else
-                index_del(&s->idx[i], vals[j], key);
+                index_del(&s->idx[i], p, e->data);
+            p += strlen(p) + 1;
         }
     }
 }
@@ -271,82 +297,119 @@ static const sentry *entry_find(const gr_kube_store *s, const char *key)
     return pp ? *pp : NULL;
 }
 
-static bool same_version(const json_t *a, const json_t *b)
+/* A new entry for obj under key (its compact form). NULL on ENOMEM. */
+static sentry *entry_new(gr_kube_store *s, const char *key, const json_t *obj)
 {
-    const char *ra = gr_kube_meta_str(a, "resourceVersion");
-    const char *rb = gr_kube_meta_str(b, "resourceVersion");
-    return ra && rb && strcmp(ra, rb) == 0;
+    gr_buf b = GR_BUF_INIT(GR_KUBE_MAX_RESPONSE);
+    if (gr_kube_cval_encode(s->keys, obj, &b) != GR_OK) {
+        gr_buf_free(&b);
+        return NULL;
+    }
+    size_t blen = b.len;
+    for (size_t i = 0; i < s->nidx; i++) { /* the index values, recorded */
+        const char *vals[GR_KUBE_INDEX_MAX_VALUES];
+        size_t n = s->idx[i].fn(obj, s->idx[i].ctx, vals, GR_KUBE_INDEX_MAX_VALUES);
+        if (n > GR_KUBE_INDEX_MAX_VALUES)
+            n = GR_KUBE_INDEX_MAX_VALUES;
+        char cnt = (char)n;
+        if (gr_buf_append(&b, &cnt, 1) != GR_OK)
+            goto fail;
+        for (size_t j = 0; j < n; j++)
+            if (gr_buf_append(&b, vals[j], strlen(vals[j]) + 1) != GR_OK)
+                goto fail;
+    }
+    const char *rv = gr_kube_meta_str(obj, "resourceVersion");
+    size_t kl = strlen(key), rl = rv ? strlen(rv) : 0;
+    if (rl > 255)
+        rl = 0; /* not a real resourceVersion: never "the same" */
+    sentry *e = malloc(sizeof *e + kl + 1 + rl + 1 + b.len);
+    if (e) {
+        e->next = NULL;
+        e->hash = gr_kube_map_hash(key);
+        e->len = (uint32_t)blen;
+        e->klen = (uint16_t)kl;
+        e->rvlen = (uint8_t)rl;
+        memcpy(e->data, key, kl + 1);
+        memcpy(e->data + kl + 1, rl ? rv : "", rl);
+        e->data[kl + 1 + rl] = '\0';
+        memcpy(e->data + kl + 1 + rl + 1, b.data, b.len);
+    }
+    gr_buf_free(&b);
+    return e;
+fail:
+    gr_buf_free(&b);
+    return NULL;
 }
 
-/* Insert or replace under `key`. Takes the reference `obj` (on success and
- * on failure). *old receives the replaced object's reference (NULL when the
- * key was new or nothing changed); *changed is false when the stored
- * resourceVersion was the same (the stored object is kept). */
-static int store_put(gr_kube_store *s, const char *key, json_t *obj, json_t **old, bool *changed,
-                     gr_err *err)
+/* Insert or replace obj (borrowed; its compact form is stored) under `key`.
+ * *old (want_old) receives the replaced object, decoded (NULL when the key
+ * was new or nothing changed); *existed tells whether the key was there;
+ * *changed is false when the stored resourceVersion was the same (the
+ * stored object is kept). */
+static int store_put(gr_kube_store *s, const char *key, const json_t *obj, bool want_old,
+                     json_t **old, bool *existed, bool *changed, gr_err *err)
 {
     *old = NULL;
     *changed = false;
-    size_t kl = strlen(key);
-    uint32_t hash = gr_kube_map_hash(key);
+    *existed = false;
+    sentry *ne = entry_new(s, key, obj);
+    if (!ne)
+        return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
     pthread_rwlock_wrlock(&s->lk);
     if (s->n >= s->nb * LOAD && entries_grow(s) != GR_OK) {
         pthread_rwlock_unlock(&s->lk);
-        json_decref(obj);
+        free(ne);
         return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
     }
-    sentry **pp = entry_slot(s, key, hash);
+    sentry **pp = entry_slot(s, key, ne->hash);
     if (!pp) { /* cannot happen: the table was grown above */
         pthread_rwlock_unlock(&s->lk);
-        json_decref(obj);
+        free(ne);
         return gr_err_set(err, GR_ESTATE, "%s: cache table missing", key);
     }
     sentry *e = *pp;
+    *existed = e != NULL;
     if (e) {
-        if (same_version(e->obj, obj)) {
+        if (e->rvlen && e->rvlen == ne->rvlen && strcmp(entry_rv(e), entry_rv(ne)) == 0) {
             pthread_rwlock_unlock(&s->lk);
-            json_decref(obj);
+            free(ne);
             return GR_OK; /* same version: nothing to do */
         }
-        index_obj(s, e->obj, key, false);
-        *old = e->obj;
-        e->obj = obj;
+        if (want_old)
+            *old = entry_obj(s, e);
+        index_entry(s, e, false);
+        ne->next = e->next;
+        s->payload -= e->len;
+        free(e);
     } else {
-        e = malloc(sizeof *e + kl + 1);
-        if (!e) {
-            pthread_rwlock_unlock(&s->lk);
-            json_decref(obj);
-            return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
-        }
-        e->next = NULL;
-        e->obj = obj;
-        e->hash = hash;
-        memcpy(e->key, key, kl + 1);
-        *pp = e;
         s->n++;
     }
-    index_obj(s, obj, key, true);
+    *pp = ne;
+    s->payload += ne->len;
+    index_entry(s, ne, true);
     pthread_rwlock_unlock(&s->lk);
     *changed = true;
     return GR_OK;
 }
 
-/* Remove `key`; returns the stored reference (caller decrefs) or NULL. */
-static json_t *store_take(gr_kube_store *s, const char *key)
+/* Remove `key`; false when absent. *old (want_old) gets it decoded. */
+static bool store_take(gr_kube_store *s, const char *key, bool want_old, json_t **old)
 {
+    *old = NULL;
     pthread_rwlock_wrlock(&s->lk);
     sentry **pp = entry_slot(s, key, gr_kube_map_hash(key));
     sentry *e = pp ? *pp : NULL;
-    json_t *obj = NULL;
     if (e) {
         *pp = e->next;
         s->n--;
-        index_obj(s, e->obj, key, false);
-        obj = e->obj;
+        s->payload -= e->len;
+        if (want_old)
+            *old = entry_obj(s, e);
+        index_entry(s, e, false);
     }
     pthread_rwlock_unlock(&s->lk);
     free(e);
-    return obj;
+    return e != NULL;
 }
 
 int gr_kube_store_upsert(gr_kube_store *s, const json_t *obj, json_t **old, bool *changed,
@@ -360,19 +423,13 @@ int gr_kube_store_upsert(gr_kube_store *s, const json_t *obj, json_t **old, bool
     int rc = gr_kube_object_key(obj, key, sizeof key, err);
     if (rc != GR_OK)
         return rc;
-    json_t *copy = json_deep_copy(obj); /* the caller keeps (and may edit) obj */
-    if (!copy)
-        return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
     json_t *prev = NULL;
-    bool ch = false;
-    rc = store_put(s, key, copy, &prev, &ch, err);
+    bool ch = false, existed = false;
+    rc = store_put(s, key, obj, old != NULL, &prev, &existed, &ch, err);
     if (rc != GR_OK)
         return rc;
-    if (!ch && old) { /* unchanged: the previous object is still stored */
-        json_t *cur = NULL;
-        if (gr_kube_store_get(s, key, &cur, NULL) == GR_OK)
-            prev = cur;
-    }
+    if (!ch && old) /* unchanged: the previous object is still stored */
+        gr_kube_store_get(s, key, &prev, NULL);
     if (changed)
         *changed = ch;
     if (old)
@@ -384,15 +441,13 @@ int gr_kube_store_upsert(gr_kube_store *s, const json_t *obj, json_t **old, bool
 
 int gr_kube_store_delete(gr_kube_store *s, const char *key, json_t **old, gr_err *err)
 {
+    json_t *o = NULL;
     if (old)
         *old = NULL;
-    json_t *obj = store_take(s, key);
-    if (!obj)
+    if (!store_take(s, key, old != NULL, &o))
         return gr_err_set(err, GR_ENOTFOUND, "%s: not in the cache", key);
     if (old)
-        *old = obj; /* out of the store: the caller's alone */
-    else
-        json_decref(obj);
+        *old = o;
     return GR_OK;
 }
 
@@ -401,7 +456,7 @@ int gr_kube_store_get(gr_kube_store *s, const char *key, json_t **out, gr_err *e
     *out = NULL;
     pthread_rwlock_rdlock(&s->lk);
     const sentry *e = entry_find(s, key);
-    json_t *o = e ? json_deep_copy(e->obj) : NULL;
+    json_t *o = e ? entry_obj(s, e) : NULL;
     pthread_rwlock_unlock(&s->lk);
     if (!e)
         return gr_err_set(err, GR_ENOTFOUND, "%s: not in the cache", key);
@@ -433,13 +488,13 @@ int gr_kube_store_list(gr_kube_store *s, const char *index, const char *value, j
             while (set && gr_kube_map_next(set, &b, &n)) {
                 const sentry *e = entry_find(s, n->key);
                 if (e)
-                    json_array_append_new(*out, json_deep_copy(e->obj));
+                    json_array_append_new(*out, entry_obj(s, e));
             }
         }
     } else {
         for (size_t i = 0; i < s->nb; i++)
             for (const sentry *e = s->b[i]; e; e = e->next)
-                json_array_append_new(*out, json_deep_copy(e->obj));
+                json_array_append_new(*out, entry_obj(s, e));
     }
     pthread_rwlock_unlock(&s->lk);
     if (rc != GR_OK) {
@@ -457,7 +512,7 @@ int gr_kube_store_keys(gr_kube_store *s, json_t **out, gr_err *err)
     pthread_rwlock_rdlock(&s->lk);
     for (size_t i = 0; i < s->nb; i++)
         for (const sentry *e = s->b[i]; e; e = e->next)
-            json_array_append_new(*out, json_string(e->key));
+            json_array_append_new(*out, json_string(e->data));
     pthread_rwlock_unlock(&s->lk);
     return GR_OK;
 }
@@ -470,74 +525,34 @@ size_t gr_kube_store_len(gr_kube_store *s)
     return n;
 }
 
-/* The compact-JSON size of v, computed without writing it out (strings
- * counted unescaped). */
-static size_t json_size(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: {
-        size_t n = 2;
-        const char *k;
-        json_t *m;
-        json_object_foreach((json_t *)(uintptr_t)v, k, m) n += strlen(k) + 4 + json_size(m);
-        return n;
-    }
-    case JSON_ARRAY: {
-        size_t n = 2, i;
-        json_t *m;
-        json_array_foreach(v, i, m) n += json_size(m) + 1;
-        return n;
-    }
-    case JSON_STRING:
-        return json_string_length(v) + 2;
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return 8;
-    case JSON_TRUE:
-    case JSON_NULL:
-        return 4;
-    case JSON_FALSE:
-        return 5;
-    }
-    return 0;
-}
-
 size_t gr_kube_store_payload_bytes(gr_kube_store *s)
 {
-    size_t n = 0;
     pthread_rwlock_rdlock(&s->lk);
-    for (size_t i = 0; i < s->nb; i++)
-        for (const sentry *e = s->b[i]; e; e = e->next)
-            n += json_size(e->obj);
+    size_t n = s->payload;
     pthread_rwlock_unlock(&s->lk);
     return n;
 }
 
 int gr_kube_store_foreach(gr_kube_store *s, gr_kube_store_visit_fn fn, void *ctx, gr_err *err)
 {
-    (void)err;
+    int rc = GR_OK;
     pthread_rwlock_rdlock(&s->lk);
-    for (size_t i = 0; i < s->nb; i++)
-        for (const sentry *e = s->b[i]; e; e = e->next)
-            if (fn(ctx, e->key, e->obj)) {
-                pthread_rwlock_unlock(&s->lk);
-                return GR_OK;
+    for (size_t i = 0; i < s->nb; i++) {
+        for (const sentry *e = s->b[i]; e; e = e->next) {
+            json_t *o = entry_obj(s, e);
+            if (!o) {
+                rc = gr_err_set(err, GR_ENOMEM, "%s: out of memory", e->data);
+                goto out;
             }
+            int stop = fn(ctx, e->data, o);
+            json_decref(o);
+            if (stop)
+                goto out;
+        }
+    }
+out:
     pthread_rwlock_unlock(&s->lk);
-    return GR_OK;
-}
-
-/* References to every stored object (for resync: delivered outside the
- * lock). Caller decrefs the array. */
-static json_t *store_refs(gr_kube_store *s)
-{
-    json_t *a = json_array();
-    pthread_rwlock_rdlock(&s->lk);
-    for (size_t i = 0; a && i < s->nb; i++)
-        for (const sentry *e = s->b[i]; e; e = e->next)
-            json_array_append(a, e->obj);
-    pthread_rwlock_unlock(&s->lk);
-    return a;
+    return rc;
 }
 
 /* ---- applying events (pure) -------------------------------------------- */
@@ -562,10 +577,9 @@ static int apply_obj(gr_kube_store *s, const gr_kube_informer_opts *o, int type,
         return rc;
     }
     if (type == GR_KUBE_EV_DELETED) {
-        json_t *old = store_take(s, key);
-        if (old && o->handlers.on_delete)
+        json_t *old = NULL;
+        if (store_take(s, key, false, &old) && o->handlers.on_delete)
             o->handlers.on_delete(o->handlers.ctx, obj);
-        json_decref(old);
         json_decref(obj);
         return GR_OK;
     }
@@ -574,17 +588,16 @@ static int apply_obj(gr_kube_store *s, const gr_kube_informer_opts *o, int type,
         return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
     }
     json_t *old = NULL;
-    bool changed = false;
-    json_t *keep = json_incref(obj); /* the store takes one reference */
-    rc = store_put(s, key, obj, &old, &changed, err);
+    bool changed = false, existed = false;
+    rc = store_put(s, key, obj, o->handlers.on_update != NULL, &old, &existed, &changed, err);
     if (rc == GR_OK && changed) {
-        if (old && o->handlers.on_update)
-            o->handlers.on_update(o->handlers.ctx, old, keep);
-        else if (!old && o->handlers.on_add)
-            o->handlers.on_add(o->handlers.ctx, keep);
+        if (existed && old && o->handlers.on_update)
+            o->handlers.on_update(o->handlers.ctx, old, obj);
+        else if (!existed && o->handlers.on_add)
+            o->handlers.on_add(o->handlers.ctx, obj);
     }
     json_decref(old);
-    json_decref(keep);
+    json_decref(obj);
     return rc;
 }
 
@@ -601,8 +614,8 @@ static int finish_relist(gr_kube_store *s, const gr_kube_informer_opts *o, const
         const char *k = json_string_value(it);
         if (!k || gr_kube_map_has(seen, k))
             continue;
-        json_t *old = store_take(s, k);
-        if (old && o->handlers.on_delete)
+        json_t *old = NULL;
+        if (store_take(s, k, o->handlers.on_delete != NULL, &old) && old && o->handlers.on_delete)
             o->handlers.on_delete(o->handlers.ctx, old);
         json_decref(old);
     }
@@ -996,7 +1009,9 @@ static void *resync(void *arg)
     while (gr_kube_sleep_ns(inf->o.resync_ns, &inf->stop) == GR_OK) {
         if (!gr_kube_informer_synced(inf) || !inf->o.handlers.on_update)
             continue;
-        json_t *all = store_refs(inf->store);
+        json_t *all = NULL;
+        if (gr_kube_store_list(inf->store, NULL, NULL, &all, NULL) != GR_OK)
+            continue;
         size_t i;
         json_t *o;
         pthread_mutex_lock(&inf->hmu);
