@@ -3,15 +3,18 @@
  * list+watch (client-go's reflector + indexer + shared informer, small).
  *
  * Store: objects keyed "namespace/name" (or "name" when cluster-scoped),
- * held parsed (the jansson objects the decoder produced, after the
- * transform hook has trimmed them: the transform decides what is kept and
- * so what the cache costs). A stored object is never modified: an update
- * replaces it, and handlers receive the old and the new object as they are
- * held, without re-serialising or re-parsing. Indexes map a computed value
- * (namespace, a label value, a field such as spec.nodeName) to the keys that
- * have it. Reads (get/list) return fresh deep copies the caller owns and may
- * edit; foreach lends the stored objects themselves (read-only). Thread-safe
- * (rwlock).
+ * held in a compact binary form (tagged values, varint lengths, object keys
+ * shared through a per-store dictionary: about half the JSON text's size),
+ * written by walking the parsed object — never serialised to JSON text and
+ * never re-parsed from it. A transform hook trims objects before they are
+ * stored: it decides what is kept and so what the cache costs. On an update
+ * the handler receives the new object as parsed and the old one decoded
+ * from the compact form (built directly as jansson objects, and only when
+ * an on_update handler is set). Indexes map a computed value (namespace, a
+ * label value, a field such as spec.nodeName) to the keys that have it; the
+ * values are recorded with each entry, so replacing or removing one never
+ * decodes it. Reads return fresh objects (the caller owns them), so readers
+ * never see a half-updated object. Thread-safe (rwlock).
  *
  * Informer: a thread syncs, then watches with bookmarks. Sync (sync_mode):
  * by default a streaming list — one watch with sendInitialEvents=true,
@@ -34,9 +37,9 @@
  * cached object as an update (old == new) every resync period.
  *
  * Ownership: objects passed to handlers and index functions are borrowed for
- * the duration of the call (json_incref to keep one; never modify it: the
- * new object is the cached one). The transform hook receives an object it
- * may edit in place or replace (*obj, decref the old one).
+ * the duration of the call (json_incref to keep one; do not modify them).
+ * The transform hook receives an object it may edit in place or replace
+ * (*obj, decref the old one).
  */
 #ifndef GR_KUBE_INFORMER_H
 #define GR_KUBE_INFORMER_H
@@ -79,14 +82,14 @@ void gr_kube_store_free(gr_kube_store *s);
  * must outlive the store). GR_ESTATE when the store is not empty. */
 int gr_kube_store_add_index(gr_kube_store *s, const char *name, gr_kube_index_fn fn, void *ctx,
                             gr_err *err);
-/* Insert or replace (the store keeps a copy of obj). *old (optional)
+/* Insert or replace (the store keeps obj's compact form). *old (optional)
  * receives the previous object (caller decrefs; NULL when new). *changed (optional) is false when
  * the stored resourceVersion was the same (nothing written). */
 int gr_kube_store_upsert(gr_kube_store *s, const json_t *obj, json_t **old, bool *changed,
                          gr_err *err);
 /* Remove by key; *old (optional) receives the removed object. GR_ENOTFOUND. */
 int gr_kube_store_delete(gr_kube_store *s, const char *key, json_t **old, gr_err *err);
-/* A copy of one object (a deep copy the caller owns; decref). GR_ENOTFOUND. */
+/* A fresh copy of one object (the caller owns it; decref). GR_ENOTFOUND. */
 int gr_kube_store_get(gr_kube_store *s, const char *key, json_t **out, gr_err *err);
 /* A JSON array with copies of every object (or those whose index value
  * matches when index != NULL). */
@@ -95,13 +98,12 @@ int gr_kube_store_list(gr_kube_store *s, const char *index, const char *value, j
 /* A JSON array of every key. */
 int gr_kube_store_keys(gr_kube_store *s, json_t **out, gr_err *err);
 size_t gr_kube_store_len(gr_kube_store *s);
-/* The compact-JSON size of the stored objects (computed by walking them,
- * nothing is serialised): what the cache holds, before jansson's per-node
- * overhead (measure the heap for the real cost, as bench_kube_cache does). */
+/* Bytes of the stored objects' compact forms (payload only: no keys,
+ * entry headers or the shared key dictionary). */
 size_t gr_kube_store_payload_bytes(gr_kube_store *s);
-/* Visit every object (the stored object itself, borrowed and read-only,
- * valid during the call) under the read lock; return non-zero from fn to
- * stop. fn must not write to the store. */
+/* Visit every object (decoded; borrowed, valid during the call) under the
+ * read lock; return non-zero from fn to stop. fn must not write to the
+ * store. GR_ENOMEM. */
 typedef int (*gr_kube_store_visit_fn)(void *ctx, const char *key, const json_t *obj);
 int gr_kube_store_foreach(gr_kube_store *s, gr_kube_store_visit_fn fn, void *ctx, gr_err *err);
 
@@ -181,8 +183,8 @@ void gr_kube_informer_free(gr_kube_informer *inf);
 
 /* Pure core of the informer, exposed for tests and benchmarks: apply one
  * watch event / a full list (as a diff: keys the list lacks are deleted) to
- * a store, calling handlers. The store keeps a reference to each applied
- * object (or to what the transform made of it): do not modify it after. */
+ * a store, calling handlers. obj / items are borrowed (the store keeps
+ * their compact form). */
 int gr_kube_informer_apply_event(gr_kube_store *s, const gr_kube_informer_opts *o, int type,
                                  json_t *obj, gr_err *err);
 int gr_kube_informer_apply_list(gr_kube_store *s, const gr_kube_informer_opts *o,
