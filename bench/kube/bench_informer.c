@@ -10,7 +10,8 @@
  *       wall/CPU and peak RSS, then "ready", then waits for N updates and
  *       prints the CPU they took.
  *
- * CPU is getrusage(RUSAGE_SELF) user+system; peak RSS is ru_maxrss. */
+ * CPU is getrusage(RUSAGE_SELF) user+system; peak RSS is ru_maxrss.
+ * GR_BENCH_HTTP2=1 negotiates HTTP/2 (cfg.http2), as client-go does. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -55,6 +56,8 @@ static gr_kube_client *client(const char *kubeconfig)
         exit(2);
     }
     cfg.qps = -1; /* rate limits off, as on the client-go side */
+    const char *h2 = getenv("GR_BENCH_HTTP2");
+    cfg.http2 = h2 && strcmp(h2, "1") == 0; /* client-go negotiates HTTP/2 */
     gr_kube_client *c = NULL;
     if (gr_kube_client_new(&cfg, &c, &err) != GR_OK) {
         fprintf(stderr, "bench_kube_informer: %s\n", err.msg);
