@@ -267,7 +267,7 @@ static gr_kube_informer *start(gr_kube_client *c, const char *ns, tally *t, gr_k
     gr_err err;
     assert_int_equal(gr_kube_informer_new(c, &o, &inf, &err), GR_OK);
     assert_int_equal(gr_kube_informer_start(inf, &err), GR_OK);
-    assert_int_equal(gr_kube_informer_wait_synced(inf, 10000000000LL, &err), GR_OK);
+    assert_int_equal(gr_kube_informer_wait_synced(inf, 30000000000LL, &err), GR_OK);
     return inf;
 }
 
@@ -283,13 +283,13 @@ static const char *cached_rv(gr_kube_informer *inf, const char *key)
 }
 
 /* Wait (bounded) for a condition the informer thread brings about. */
-#define EVENTUALLY(cond)                              \
-    do {                                              \
-        for (int i_ = 0; i_ < 200 && !(cond); i_++) { \
-            struct timespec ts_ = {0, 25000000};      \
-            nanosleep(&ts_, NULL);                    \
-        }                                             \
-        assert_true(cond);                            \
+#define EVENTUALLY(cond)                               \
+    do {                                               \
+        for (int i_ = 0; i_ < 1200 && !(cond); i_++) { \
+            struct timespec ts_ = {0, 25000000};       \
+            nanosleep(&ts_, NULL);                     \
+        }                                              \
+        assert_true(cond);                             \
     } while (0)
 
 static void test_streaming_list(void **state)
