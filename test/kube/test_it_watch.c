@@ -140,6 +140,8 @@ static int free_port(void)
 
 static int load_apiserver_argv(void)
 {
+    if (api_argv)
+        return 0; /* loaded by the first run */
     char p[4096];
     snprintf(p, sizeof p, "%s/kube-apiserver.pid", it_cluster_dir());
     FILE *f = fopen(p, "r");
