@@ -58,10 +58,11 @@
 #include "gr_harness.h"
 #include "gr_yaml.h"
 
-#define MAX_BODY     ((size_t)8 * 1024 * 1024)
-#define MAX_CASES    1024
-#define MAX_PEM      ((size_t)64 * 1024)
-#define CREATE_TRIES 50 /* 404 right after a CRD is established: retry 10 s */
+#define MAX_BODY  ((size_t)8 * 1024 * 1024)
+#define MAX_CASES 1024
+#define MAX_PEM   ((size_t)64 * 1024)
+/* 404 right after a CRD is established: retry 10 s (scaled to load) */
+#define CREATE_TRIES gr_test_scaled_tries(10, 200)
 
 typedef struct blob {
     unsigned char *data;
@@ -509,7 +510,8 @@ static void run_case(void **state)
 
     json_t *resp = NULL;
     long code = -1;
-    for (int i = 0; i < CREATE_TRIES; i++) {
+    int tries = CREATE_TRIES;
+    for (int i = 0; i < tries; i++) {
         json_decref(resp);
         code = api_call(&RUN.api, "POST", post, obj, &resp);
         if (code != 404) {
