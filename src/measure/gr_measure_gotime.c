@@ -354,7 +354,7 @@ int gr_measure_gotime_parse(const char *layout, const char *v, size_t n, int64_t
             if (k < n && v[k] == ' ') {
                 k++;
             }
-            /* fall through */
+            __attribute__((fallthrough));
         case T_DAY:
         case T_ZERO_DAY:
             if (getnum(v, n, &k, c.tok == T_ZERO_DAY, &x) != 0 || x < 1 || x > 31) {
@@ -558,6 +558,12 @@ int gr_measure_gotime_parse(const char *layout, const char *v, size_t n, int64_t
                           (int)(n > 128 ? 128 : n), v);
     }
     int64_t secs = days_from_civil(year, month, day) * 86400 + hour * 3600 + min * 60 + sec - zoff;
+    /* int64 nanoseconds since 1970 reach 2262-04-11 */
+    if (secs < 0 || secs > INT64_C(9223372035)) {
+        return gr_err_set(err, GR_EPARSE,
+                          "parsing time \"%.*s\": out of range (years 1970 to 2261 only)",
+                          (int)(n > 128 ? 128 : n), v);
+    }
     *out_ns = secs * 1000000000 + nsec;
     return GR_OK;
 }

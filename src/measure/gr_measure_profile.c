@@ -341,6 +341,28 @@ long gr_measure_profile_pick_pod(const gr_measure_profile *p, gr_measure_kind wh
  * separators are dropped). */
 static int cap_double(const char *s, size_t len, double *out)
 {
+    /* fast path: [0-9]+(.[0-9]{1,9})? (what logs print); else strtod */
+    if (len > 0 && len < 19) {
+        uint64_t ip = 0, fp = 0, scale = 1;
+        size_t i = 0;
+        while (i < len && s[i] >= '0' && s[i] <= '9') {
+            ip = ip * 10 + (uint64_t)(s[i++] - '0');
+        }
+        int ok = i > 0;
+        if (ok && i < len && s[i] == '.') {
+            i++;
+            size_t f0 = i;
+            while (i < len && s[i] >= '0' && s[i] <= '9' && i - f0 < 9) {
+                fp = fp * 10 + (uint64_t)(s[i++] - '0');
+                scale *= 10;
+            }
+            ok = i > f0;
+        }
+        if (ok && i == len) {
+            *out = (double)ip + (double)fp / (double)scale;
+            return 0;
+        }
+    }
     char buf[64];
     size_t j = 0;
     for (size_t i = 0; i < len && j + 1 < sizeof buf; i++) {

@@ -15,6 +15,7 @@ struct gr_measure_re {
     pcre2_code *code;
     pcre2_match_data *md;
     uint32_t ngroups;
+    int jit; /* JIT compiled: pcre2_jit_match (skips the interpreter's checks) */
 };
 
 static int refuse(gr_err *err, size_t at, const char *what, const char *fix)
@@ -376,7 +377,7 @@ int gr_measure_re_compile(const char *pattern, size_t len, gr_measure_re **out, 
         return gr_err_set(err, GR_ETOOBIG, "%u capture groups; at most %d are allowed", ng,
                           GR_MEASURE_RE_GROUPS_MAX - 1);
     }
-    (void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE); /* falls back to the interpreter */
+    int jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0; /* else the interpreter */
     gr_measure_re *re = calloc(1, sizeof *re);
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
     if (!re || !md) {
@@ -388,6 +389,7 @@ int gr_measure_re_compile(const char *pattern, size_t len, gr_measure_re **out, 
     re->code = code;
     re->md = md;
     re->ngroups = ng;
+    re->jit = jit;
     *out = re;
     return GR_OK;
 }
@@ -410,7 +412,8 @@ int gr_measure_re_group(const gr_measure_re *re, const char *name)
 
 int gr_measure_re_match(gr_measure_re *re, const char *s, size_t len, gr_measure_match *m)
 {
-    int rc = pcre2_match(re->code, (PCRE2_SPTR)s, len, 0, 0, re->md, NULL);
+    int rc = re->jit ? pcre2_jit_match(re->code, (PCRE2_SPTR)s, len, 0, 0, re->md, NULL)
+                     : pcre2_match(re->code, (PCRE2_SPTR)s, len, 0, 0, re->md, NULL);
     if (rc == PCRE2_ERROR_NOMATCH) {
         return 0;
     }
