@@ -270,10 +270,31 @@ static int on_line(void *ctx, const char *line, size_t len, int64_t kts)
     return 0;
 }
 
-static int cmp_events(const void *a, const void *b)
+/* Merge the two time-ordered runs v[0, split) and v[split, n) of two pods'
+ * events (stable: on equal times the first pod's event comes first). */
+static int merge_events(evlist *l, size_t split, gr_err *err)
 {
-    const gr_measure_event *x = a, *y = b;
-    return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+    if (split == 0 || split >= l->n) {
+        return GR_OK;
+    }
+    gr_measure_event *out = malloc(l->n * sizeof *out);
+    if (!out) {
+        return gr_err_set(err, GR_ENOMEM, "out of memory");
+    }
+    size_t i = 0, j = split, k = 0;
+    while (i < split && j < l->n) {
+        out[k++] = l->v[j].ts_ns < l->v[i].ts_ns ? l->v[j++] : l->v[i++];
+    }
+    while (i < split) {
+        out[k++] = l->v[i++];
+    }
+    while (j < l->n) {
+        out[k++] = l->v[j++];
+    }
+    free(l->v);
+    l->v = out;
+    l->cap = l->n;
+    return GR_OK;
 }
 
 /* The persisted reader state of `pod` (status.logReadState). */
@@ -493,10 +514,13 @@ static int reconcile(void *ctx, const char *key, int64_t *requeue_after_ns, gr_e
                 rc = read_pod(mc, ns, step_pod, container, status, 0, final, now, &l, err);
                 l.only_steps = 0;
                 l.no_steps = 1;
+                size_t split = l.n;
                 if (rc == GR_OK) {
                     rc = read_pod(mc, ns, life_pod, container, status, 0, final, now, &l, err);
                 }
-                qsort(l.v, l.n, sizeof *l.v, cmp_events); /* merge by time */
+                if (rc == GR_OK) {
+                    rc = merge_events(&l, split, err);
+                }
             }
             if (rc != GR_OK) {
                 goto out;
