@@ -250,6 +250,31 @@ int gr_measure_goodput_to_status(const gr_measure_goodput *g, int64_t end_ns, js
  * controller restarted); unknown or absent fields keep their init values. */
 int gr_measure_goodput_from_status(gr_measure_goodput *g, const json_t *status);
 
+/*
+ * What the Job controller reads from its GoodputMeasurement (stall
+ * detection §3.5, checkpoint restarts §3.6). Absent values are 0 (times,
+ * steps) or NAN (avg_step_s).
+ */
+typedef struct gr_measure_gm_view {
+    int exists, complete;
+    int64_t sample_interval_ns; /* spec.sampleInterval, default 60 s */
+    int64_t start_ns, app_start_ns, last_step_ns;
+    double avg_step_s;
+    int64_t log_interval;
+    int64_t last_checkpoint_step;
+} gr_measure_gm_view;
+
+void gr_measure_gm_view_from(const json_t *gm, gr_measure_gm_view *v);
+
+/*
+ * The checkpoint restart of §3.6 as a JSON merge patch of the
+ * GoodputMeasurement status (caller decrefs *out): lastStepTimestamp,
+ * avgStepTimeSec and applicationStartTime cleared, startTime = now, and a
+ * pendingInterruption detected now (unless one is pending), so the next run
+ * counts as an interruption. Send it to the status subresource.
+ */
+int gr_measure_gm_restart_patch(const json_t *gm, int64_t now_ns, json_t **out, gr_err *err);
+
 /* Format a double as upstream does for status strings ("%.4f" trimmed of
  * trailing zeros, at least one decimal: "0.9312", "148.2", "3.0"). */
 void gr_measure_fmt_float(double v, char buf[48]);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gr_duration.h"
 #include "gr_measure.h"
 #include "gr_time.h"
 
@@ -364,5 +365,74 @@ int gr_measure_goodput_from_status(gr_measure_goodput *g, const json_t *st)
         g->tflops_n = get_int(a, "tflopsSamples", 0);
         g->tflops_sum = get_float(a, "tflopsSum", 0);
     }
+    return GR_OK;
+}
+
+static int cond_complete(const json_t *status)
+{
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(status, "conditions"), i, c)
+    {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        const char *s = json_string_value(json_object_get(c, "status"));
+        if (t && s && strcmp(t, "Complete") == 0 && strcmp(s, "True") == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void gr_measure_gm_view_from(const json_t *gm, gr_measure_gm_view *v)
+{
+    memset(v, 0, sizeof *v);
+    v->avg_step_s = (double)NAN;
+    v->sample_interval_ns = (int64_t)60 * 1000000000;
+    if (!json_is_object(gm)) {
+        return;
+    }
+    v->exists = 1;
+    const char *si =
+        json_string_value(json_object_get(json_object_get(gm, "spec"), "sampleInterval"));
+    int64_t ns = 0;
+    if (si && gr_duration_parse(si, &ns, NULL) == GR_OK && ns > 0) {
+        v->sample_interval_ns = ns;
+    }
+    const json_t *st = json_object_get(gm, "status");
+    v->complete = cond_complete(st);
+    v->start_ns = get_time(st, "startTime");
+    v->app_start_ns = get_time(st, "applicationStartTime");
+    v->last_step_ns = get_time(st, "lastStepTimestamp");
+    v->avg_step_s = get_float(st, "avgStepTimeSec", (double)NAN);
+    v->log_interval = get_int(st, "logInterval", 0);
+    v->last_checkpoint_step = get_int(st, "lastCheckpointStep", 0);
+}
+
+int gr_measure_gm_restart_patch(const json_t *gm, int64_t now_ns, json_t **out, gr_err *err)
+{
+    *out = NULL;
+    const json_t *st = json_object_get(gm, "status");
+    json_t *p = json_object();
+    json_t *s = json_object();
+    if (!p || !s) {
+        json_decref(p);
+        json_decref(s);
+        return gr_err_set(err, GR_ENOMEM, "out of memory");
+    }
+    json_object_set_new(p, "status", s);
+    json_object_set_new(s, "lastStepTimestamp", json_null());
+    json_object_set_new(s, "avgStepTimeSec", json_null());
+    json_object_set_new(s, "applicationStartTime", json_null());
+    set_time(s, "startTime", now_ns);
+    if (!json_is_object(json_object_get(st, "pendingInterruption"))) {
+        json_t *pi = json_object();
+        set_time(pi, "detectedTime", now_ns);
+        set_int(pi, "lastStep", get_int(st, "highestStep", -1));
+        set_int(pi, "lastCheckpointStep", get_int(st, "lastCheckpointStep", -1));
+        json_object_set_new(s, "pendingInterruption", pi);
+        /* the next step starts a new run */
+        json_object_set_new(s, "accounting", json_pack("{s:I}", "runFirstStep", (json_int_t)-1));
+    }
+    *out = p;
     return GR_OK;
 }

@@ -784,6 +784,61 @@ static void test_goodput_pending_interruption(void **state)
     json_decref(st);
 }
 
+static void test_gm_view_and_restart_patch(void **state)
+{
+    (void)state;
+    /* stall inputs (JOB-55/JOB-66 use them) and checkpoint restart (§3.6) */
+    json_t *gm = json_loads(
+        "{\"spec\":{\"sampleInterval\":\"30s\"},\"status\":{\"startTime\":\"2026-01-05T10:00:00Z\","
+        "\"applicationStartTime\":\"2026-01-05T10:00:05Z\",\"lastStepTimestamp\":"
+        "\"2026-01-05T10:03:28Z\",\"avgStepTimeSec\":\"1.2\",\"logInterval\":10,"
+        "\"highestStep\":70,\"lastCheckpointStep\":40}}",
+        0, NULL);
+    assert_non_null(gm);
+    gr_measure_gm_view v;
+    gr_measure_gm_view_from(gm, &v);
+    assert_true(v.exists && !v.complete);
+    assert_true(v.sample_interval_ns == (int64_t)30 * 1000000000);
+    assert_true(v.last_step_ns == ts("2026-01-05T10:03:28Z"));
+    assert_true(v.app_start_ns == ts("2026-01-05T10:00:05Z"));
+    assert_true(v.avg_step_s == 1.2);
+    assert_int_equal(v.log_interval, 10);
+    assert_int_equal(v.last_checkpoint_step, 40);
+    json_t *patch = NULL;
+    assert_int_equal(gr_measure_gm_restart_patch(gm, ts("2026-01-05T10:05:00Z"), &patch, NULL),
+                     GR_OK);
+    char *txt = json_dumps(patch, JSON_SORT_KEYS | JSON_COMPACT);
+    assert_string_equal(txt, "{\"status\":{\"accounting\":{\"runFirstStep\":-1},"
+                             "\"applicationStartTime\":null,\"avgStepTimeSec\":null,"
+                             "\"lastStepTimestamp\":null,\"pendingInterruption\":{"
+                             "\"detectedTime\":\"2026-01-05T10:05:00Z\",\"lastCheckpointStep\":40,"
+                             "\"lastStep\":70},\"startTime\":\"2026-01-05T10:05:00Z\"}}");
+    free(txt);
+    json_decref(patch);
+    /* the patched status continues in the accounting: one interruption */
+    json_t *st = json_object_get(gm, "status");
+    json_object_del(st, "lastStepTimestamp");
+    json_object_set_new(
+        st, "pendingInterruption",
+        json_pack("{s:s,s:i}", "detectedTime", "2026-01-05T10:05:00Z", "lastStep", 70));
+    json_object_set_new(st, "accounting", json_pack("{s:i}", "runFirstStep", -1));
+    gr_measure_goodput g;
+    gr_measure_goodput_init(&g, 0, 0);
+    gr_measure_goodput_from_status(&g, st);
+    gr_measure_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = GR_MEASURE_TRAINING_STEP;
+    ev.step_time_s = ev.tflops = (double)NAN;
+    ev.step = 41;
+    ev.ts_ns = ts("2026-01-05T10:06:00Z");
+    gr_measure_goodput_apply(&g, &ev);
+    assert_int_equal(g.interruptions, 1);
+    assert_true(g.reschedule_s == 60.0);
+    gr_measure_gm_view_from(NULL, &v);
+    assert_false(v.exists);
+    json_decref(gm);
+}
+
 /* ------------------------------------------------------------ thresholds */
 
 static json_t *obj(const char *s)
@@ -903,6 +958,7 @@ int main(void)
         cmocka_unit_test(test_bw_status_roundtrip_and_final_read),
         cmocka_unit_test(test_goodput_megatron_restart),
         cmocka_unit_test(test_goodput_pending_interruption),
+        cmocka_unit_test(test_gm_view_and_restart_patch),
         cmocka_unit_test(test_thresholds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
