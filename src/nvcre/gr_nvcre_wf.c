@@ -1533,10 +1533,15 @@ int gr_nvcre_wf_gzip(const void *data, size_t len, gr_buf *out, gr_err *err)
 {
     z_stream z;
     memset(&z, 0, sizeof(z));
-    /* windowBits 31 = gzip wrapper; zlib writes mtime 0, no name, OS 255
-     * ("unknown") when no gz_header is set: deterministic. */
+    /* windowBits 31 = gzip wrapper. */
     if (deflateInit2(&z, 9, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         return gr_err_set(err, GR_ENOMEM, "gzip: deflateInit2 failed");
+    /* Header as Go's gzip.Writer with a zero Header: mtime 0, no name,
+     * OS 255 ("unknown"). */
+    gz_header h;
+    memset(&h, 0, sizeof(h));
+    h.os = 255;
+    deflateSetHeader(&z, &h);
     uLong bound = deflateBound(&z, (uLong)len);
     unsigned char *buf = malloc(bound + 32);
     if (!buf) {
