@@ -25,6 +25,7 @@
 #include "gr_kube_probe.h"
 #include "gr_kube_rest.h"
 #include "gr_log.h"
+#include "gr_nvcre_wf_ctl.h" /* Workflow controller (issue 16) */
 
 #define MOD            "manager"
 #define LEASE_NAME     "240fe9c6.nvidia.com"
@@ -336,9 +337,18 @@ static void identity(char *out, size_t n)
  * None exists yet (issue 14 delivers the runtime and the binary). */
 static int register_controllers(gr_kube_mgr *m, const flags *f, gr_err *err)
 {
-    (void)m;
-    (void)f;
-    (void)err;
+    /* ---- Workflow controller (issue 16) ---- */
+    {
+        gr_nvcre_wf_ctl *wf = NULL;
+        gr_nvcre_wf_ctl_opts o = {.workers = (int)f->max_concurrent,
+                                  .ns = f->nnamespaces == 1 ? f->namespaces[0] : NULL};
+        const char *rq = getenv("GR_WORKFLOW_REQUEUE");
+        if (rq && parse_dur("GR_WORKFLOW_REQUEUE", rq, &o.requeue_ns) != GR_OK)
+            return gr_err_set(err, GR_EINVAL, "GR_WORKFLOW_REQUEUE: not a duration");
+        int rc = gr_nvcre_wf_ctl_register(m, &o, &wf, err);
+        if (rc != GR_OK)
+            return rc;
+    }
     return GR_OK;
 }
 
