@@ -214,7 +214,8 @@ case("wf-gang-label-removed-restored", "WF-25 WF-45 WF-39: a removed workload qu
                overrides=[{"when": {"platform": {"equals": "aws"}}, "jobTemplatePatch": [
                    {"op": "remove", "path": "/spec/workloadMetadata/labels/kai.scheduler~1queue"}]}],
                deps=[runtime("team-a", "kai-scheduler")])],
-     {"generateNodes": nodes("wf-gang-label-removed-restored", 2), "waitFor": {"kind": "Job", "name": "wf-job"},
+     {"generateNodes": nodes("wf-gang-label-removed-restored", 2),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress", "reason": "JobRunning"},
       "collect": ["Job", "Workflow"]})
 case("wf-gang-conflict-workload-label", "WF-23 WF-24 WF-38 WF-46 WF-47: changed queue label: GangSchedulingConflict, no children",
      [workflow("wf-gang-conflict-workload-label", gang=GANG, wl_labels={"kai.scheduler/queue": "team-a"},
@@ -261,7 +262,15 @@ case("wf-job-deleted", "a Job deleted while running fails its group",
      [workflow("wf-job-deleted", deps=[runtime()])],
      {"generateNodes": nodes("wf-job-deleted", 2), "waitFor": {"kind": "Job", "name": "wf-job"},
       "deleteAfterWait": [{"kind": "Job", "name": "wf-job"}], "waitForDeletion": True,
+      "events": [{"involvedKind": "Workflow", "involvedName": "wf", "expect": [{"type": "Warning", "reason": "IterationsFailed"}]}],
       "collect": ["Job"]})
+
+# Terminal failures: pin the whole Workflow (status, messages byte for byte).
+for name in ["wf-no-target-nodes", "wf-not-enough-nodes", "wf-heterogeneous-platform", "wf-override-error",
+             "wf-gang-conflict-workload-label", "wf-gang-conflict-runtime-label", "wf-gang-runtime-label-absent",
+             "wf-dependency-collision", "wf-job-name-collision"]:
+    cfg = cases[name][2]
+    cfg["collect"] = sorted(set(cfg.get("collect", []) + ["Workflow"]))
 
 for name, (comment, objects, config) in cases.items():
     d = os.path.join(HERE, name)
