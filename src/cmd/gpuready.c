@@ -257,7 +257,7 @@ static int cmd_render(int argc, char **argv)
 {
     const char *file = NULL, *nodes_file = NULL, *platform = NULL, *gpu = NULL, *fmt = "yaml";
     int count = 0, gpus = 8;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* options come as "name value" pairs */
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -288,7 +288,6 @@ static int cmd_render(int argc, char **argv)
             usage_render(stderr);
             return 2;
         }
-        i++;
     }
     if (!file || (!nodes_file && (!platform || !gpu)) ||
         (strcmp(fmt, "yaml") && strcmp(fmt, "json"))) {

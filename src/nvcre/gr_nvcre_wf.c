@@ -1288,9 +1288,13 @@ int gr_nvcre_wf_render_job(const json_t *workflow, const json_t *spec, const jso
                                       "blockOwnerDeletion", 1));
     /* Thresholds from validation.performance. */
     const json_t *perf = path_get(spec, "/validation/performance");
-    if (json_object_get(perf, "thresholds"))
-        json_object_set_new(jspec, "thresholds",
-                            json_deep_copy(json_object_get(perf, "thresholds")));
+    /* validation.performance.thresholds.thresholds (the CRD's shape; a
+     * flat map is accepted too) → spec.thresholds. */
+    const json_t *thr = json_object_get(perf, "thresholds");
+    if (json_is_object(json_object_get(thr, "thresholds")))
+        thr = json_object_get(thr, "thresholds");
+    if (json_is_object(thr) && json_object_size(thr) > 0)
+        json_object_set_new(jspec, "thresholds", json_deep_copy(thr));
     if (json_object_get(perf, "measurementTimeout"))
         json_object_set_new(jspec, "measurementTimeout",
                             json_deep_copy(json_object_get(perf, "measurementTimeout")));

@@ -61,6 +61,11 @@ def workflow(case, num_nodes=2, iterations=1, gang=None, overrides=None, deps=No
 
 cases = {}
 
+def with_validation(wf):
+    wf["spec"]["validation"] = {"performance": {"enabled": True, "measurementTimeout": "5m",
+                                                "thresholds": {"thresholds": {"busBandwidthGBps": "value >= 400"}}}}
+    return wf
+
 def case(name, comment, objects, config):
     cases[name] = (comment, objects, config)
 
@@ -264,6 +269,90 @@ case("wf-job-deleted", "a Job deleted while running fails its group",
       "deleteAfterWait": [{"kind": "Job", "name": "wf-job"}], "waitForDeletion": True,
       "events": [{"involvedKind": "Workflow", "involvedName": "wf", "expect": [{"type": "Warning", "reason": "IterationsFailed"}]}],
       "collect": ["Job"]})
+
+
+# --- overrides per platform (detection from providerID and labels, WF-63)
+PLATFORMS = [("azure", "azure:///subscriptions/s/{name}", {}), ("oci", "ocid1.instance.oc1..{name}", {}),
+             ("onprem", "openstack:///{name}", {}), ("nscale", "nscale://{name}", {}),
+             ("mistral", "metal3://{name}", {}), ("togetherai", "kubevirt://{name}", {"node-role.together.ai/worker": ""}),
+             ("forge", None, {"nke.nvidia.com/site-name": "site-1"}), ("onprem-kubevirt", "kubevirt://{name}", {})]
+for plat, pid, extra in PLATFORMS:
+    name = "wf-platform-" + plat
+    detected = plat.split("-")[0]
+    ov = [{"when": {"platform": {"equals": detected}},
+           "jobTemplate": {"spec": {"workload": {"trainJob": {"trainer": {"env": [{"name": "PLATFORM", "value": detected}]}}}}}},
+          {"when": {"platform": {"notIn": [detected]}}, "jobTemplate": {"spec": {"stallMultiplier": 7}}}]
+    gn = nodes(name, 2, pid=pid)
+    if pid is None:
+        del gn["providerID"]
+    gn["labels"].update(extra)
+    case(name, "WF-63 WF-68: platform %s detected; only its override applies" % detected,
+         [workflow(name, overrides=ov, deps=[runtime()])],
+         {"generateNodes": gn, "waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress", "reason": "JobRunning"},
+          "collect": ["Job", "Workflow"]})
+# --- GPU architecture overrides (WF-62)
+for arch, product in [("gb200", "NVIDIA-GB200-NVL72"), ("h100", H100), ("rtxpro6000", "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition")]:
+    name = "wf-arch-" + arch
+    ov = [{"when": {"gpuArchitecture": {"in": ["gb200", "gb300"]}},
+           "jobTemplatePatch": [{"op": "add", "path": "/spec/workload/trainJob/trainer/env/-", "value": {"name": "MNNVL", "value": "1"}}]},
+          {"when": {"gpuArchitecture": {"equals": "rtxpro6000"}}, "jobTemplate": {"spec": {"workload": {"trainJob": {"trainer": {"image": "rtx:1"}}}}}}]
+    case(name, "WF-62: architecture %s from nvidia.com/gpu.product drives gpuArchitecture overrides" % arch,
+         [workflow(name, overrides=ov, deps=[runtime()])],
+         {"generateNodes": nodes(name, 2, product=product),
+          "waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress", "reason": "JobRunning"},
+          "collect": ["Job", "Workflow"]})
+# --- more override kinds
+case("wf-override-expression", "CEL when.expression over platform, gpuArchitecture, domainCount",
+     [workflow("wf-override-expression", overrides=[{"when": {"expression": "platform == 'aws' && gpuArchitecture == 'h100' && workloadKind == 'TrainJob'"},
+                                                     "jobTemplate": {"spec": {"stallMultiplier": 4}}}], deps=[runtime()])],
+     {"generateNodes": nodes("wf-override-expression", 2), "waitFor": {"kind": "Job", "name": "wf-job"}, "collect": ["Job"]})
+case("wf-override-iterations", "orchestration override replaces iterations: per-iteration Job names",
+     [workflow("wf-override-iterations", overrides=[{"when": {}, "orchestration": {"iterations": 2}}], deps=[runtime()])],
+     {"generateNodes": nodes("wf-override-iterations", 2), "waitFor": {"kind": "Job", "name": "wf-group-0-iter-1"}, "collect": ["Job"]})
+case("wf-override-dependency-append", "a dependencies override appends a ConfigMap, created workflow-scoped",
+     [workflow("wf-override-dependency-append", overrides=[{"when": {}, "dependencies": [
+         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "nccl-env"}, "data": {"NCCL_DEBUG": "WARN"}}]}], deps=[runtime()])],
+     {"generateNodes": nodes("wf-override-dependency-append", 2),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress", "reason": "JobRunning"}, "collect": ["ConfigMap", "TrainingRuntime"]})
+case("wf-override-dependency-merge", "a dependencies override merges into the TrainingRuntime by name",
+     [workflow("wf-override-dependency-merge", overrides=[{"when": {}, "dependencies": [
+         {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime", "metadata": {"name": "nccl-runtime"},
+          "spec": {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"template": {"spec": {
+              "containers": [{"name": "node", "image": "nccl:2"}]}}}}}]}}}}]}], deps=[runtime()])],
+     {"generateNodes": nodes("wf-override-dependency-merge", 2),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress", "reason": "JobRunning"}, "collect": ["TrainingRuntime"]})
+case("wf-override-trainer-env-strategic", "jobTemplate SMP: trainer.env replaces, metadata labels merge",
+     [workflow("wf-override-trainer-env-strategic", overrides=[{"when": {}, "jobTemplate": {"metadata": {"labels": {"extra": "1", "team": None}},
+         "spec": {"workload": {"trainJob": {"trainer": {"env": [{"name": "ONLY", "value": "1"}]}}}}}}], deps=[runtime()])],
+     {"generateNodes": nodes("wf-override-trainer-env-strategic", 2), "waitFor": {"kind": "Job", "name": "wf-job"}, "collect": ["Job"]})
+# --- partitioning and launching
+case("wf-all-nodes-one-job", "numNodes 0: one Job over all nodes (WF-61)",
+     [workflow("wf-all-nodes-one-job", num_nodes=0, deps=[runtime()])],
+     {"generateNodes": nodes("wf-all-nodes-one-job", 3), "waitFor": {"kind": "Job", "name": "wf-job"}, "collect": ["Job"]})
+case("wf-four-groups-concurrent-two", "4 groups, maxConcurrent 2: two Jobs at a time",
+     [workflow("wf-four-groups-concurrent-two", num_nodes=1, execution={"maxConcurrent": 2}, deps=[runtime()])],
+     {"generateNodes": nodes("wf-four-groups-concurrent-two", 4),
+      "steps": done_steps(["wf-group-0-iter-1", "wf-group-1-iter-1", "wf-group-2-iter-1", "wf-group-3-iter-1"], OK),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Succeeded", "reason": "JobCompleted"}, "collect": ["Job"]})
+case("wf-target-match-expressions", "target.matchExpressions select the nodes",
+     [workflow("wf-target-match-expressions", target_extra={"nodeSelector": {}, "matchExpressions": [
+         {"key": "gpuready.test/case", "operator": "In", "values": ["wf-target-match-expressions"]}]}, deps=[runtime()])],
+     {"generateNodes": nodes("wf-target-match-expressions", 2), "waitFor": {"kind": "Job", "name": "wf-job"}, "collect": ["Job"]})
+case("wf-thresholds-copied", "validation.performance thresholds and measurementTimeout reach the Job",
+     [with_validation(workflow("wf-thresholds-copied", deps=[runtime()]))],
+     {"generateNodes": nodes("wf-thresholds-copied", 2), "waitFor": {"kind": "Job", "name": "wf-job"}, "collect": ["Job"]})
+case("wf-job-timeout-blocked", "timeout during a scheduling-blocked episode: the unschedulable message",
+     [workflow("wf-job-timeout-blocked", execution={"timeoutPerJob": "1s"}, deps=[runtime()])],
+     {"generateNodes": nodes("wf-job-timeout-blocked", 2),
+      "steps": done_steps(["wf-job"], job_status(cond("InProgress", "True", "WorkloadSchedulingBlocked"),
+                                                 schedulingBlockedSince="2026-01-01T00:00:00Z")),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "IterationsFailed"},
+      "collect": ["Job"]})
+case("wf-iteration-failure-then-success", "a failure in iteration 1 and success in 2: IterationsFailed, 1 group failed across 2 iterations",
+     [workflow("wf-iteration-failure-then-success", iterations=2, deps=[runtime()])],
+     {"generateNodes": nodes("wf-iteration-failure-then-success", 2),
+      "steps": done_steps(["wf-group-0-iter-1"], FAILED) + done_steps(["wf-group-0-iter-2"], OK),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "IterationsFailed"}})
 
 # Terminal failures: pin the whole Workflow (status, messages byte for byte).
 for name in ["wf-no-target-nodes", "wf-not-enough-nodes", "wf-heterogeneous-platform", "wf-override-error",
