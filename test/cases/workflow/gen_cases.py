@@ -354,10 +354,59 @@ case("wf-iteration-failure-then-success", "a failure in iteration 1 and success 
       "steps": done_steps(["wf-group-0-iter-1"], FAILED) + done_steps(["wf-group-0-iter-2"], OK),
       "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "IterationsFailed"}})
 
+# --- more of the gang contract (WF-28..36)
+case("wf-gang-scheduler-mismatch", "WF-28: the runtime's pod schedulerName differs: GangSchedulingConflict",
+     [workflow("wf-gang-scheduler-mismatch", gang=GANG, wl_labels={"kai.scheduler/queue": "team-a"}, deps=[runtime("team-a", "default-scheduler")])],
+     {"generateNodes": nodes("wf-gang-scheduler-mismatch", 2),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "GangSchedulingConflict"}})
+case("wf-gang-runtimeref-outside-deps", "WF-34: runtimeRef repointed at a runtime outside the dependencies",
+     [workflow("wf-gang-runtimeref-outside-deps", gang=GANG, wl_labels={"kai.scheduler/queue": "team-a"},
+               overrides=[{"when": {}, "jobTemplate": {"spec": {"workload": {"trainJob": {"runtimeRef": {"name": "elsewhere"}}}}}}],
+               deps=[runtime("team-a", "kai-scheduler")])],
+     {"generateNodes": nodes("wf-gang-runtimeref-outside-deps", 2),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "GangSchedulingConflict"}})
+shape = runtime("team-a", "kai-scheduler")
+shape["spec"] = {"mlPolicy": {"numNodes": 1}}
+case("wf-gang-runtime-shape", "WF-35: a runtime without replicatedJobs cannot be checked: GangSchedulingConflict",
+     [workflow("wf-gang-runtime-shape", gang=GANG, wl_labels={"kai.scheduler/queue": "team-a"}, deps=[shape])],
+     {"generateNodes": nodes("wf-gang-runtime-shape", 2),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "GangSchedulingConflict"}})
+case("wf-gang-runtime-patch-folded", "WF-29 WF-30: a TrainJob runtimePatch rewriting the pod queue label is folded in and fails",
+     [workflow("wf-gang-runtime-patch-folded", gang=GANG, wl_labels={"kai.scheduler/queue": "team-a"},
+               overrides=[{"when": {}, "jobTemplate": {"spec": {"workload": {"trainJob": {"runtimePatches": [
+                   {"manager": "example.com/tuning", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+                       {"name": "node", "template": {"spec": {"template": {"metadata": {"labels": {"kai.scheduler/queue": "team-c"}}}}}}]}}}}]}}}}}],
+               deps=[runtime("team-a", "kai-scheduler")])],
+     {"generateNodes": nodes("wf-gang-runtime-patch-folded", 2),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "GangSchedulingConflict"}})
+case("wf-gang-two-groups", "WF-10 WF-36: the contract is re-checked per group; both Jobs carry the queue label",
+     [workflow("wf-gang-two-groups", num_nodes=1, gang=GANG, wl_labels={"kai.scheduler/queue": "team-a"}, deps=[runtime("team-a", "kai-scheduler")])],
+     {"generateNodes": nodes("wf-gang-two-groups", 2),
+      "steps": done_steps(["wf-group-0-iter-1", "wf-group-1-iter-1"], OK),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Succeeded", "reason": "JobCompleted"}, "collect": ["Job"]})
+case("wf-gang-default-queue", "WF-14 WF-15: queue and key left empty resolve to default-queue / kai.scheduler/queue (label restored)",
+     [workflow("wf-gang-default-queue", gang={"schedulerName": "kai-scheduler"}, deps=[runtime("default-queue", "kai-scheduler")])],
+     {"generateNodes": nodes("wf-gang-default-queue", 2),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress", "reason": "JobRunning"}, "collect": ["Job"]})
+# --- discovery details
+nogpu = copy.deepcopy(hetero_node)
+nogpu["metadata"]["name"] = "wfcase-no-gpu-present"
+nogpu["metadata"]["labels"] = {"gpuready.test/case": "wf-no-gpu-present", "kubernetes.io/hostname": "wfcase-no-gpu-present"}
+nogpu["spec"] = {"providerID": "aws:///x/wfcase-no-gpu-present"}
+case("wf-no-gpu-present", "a matching node without nvidia.com/gpu.present=true does not count: NodeDiscoveryError",
+     [nogpu, workflow("wf-no-gpu-present")],
+     {"waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "NodeDiscoveryError"}})
+case("wf-override-gpu-notin", "gpuArchitecture notIn: applies on h100 when the list names only gb200",
+     [workflow("wf-override-gpu-notin", overrides=[{"when": {"gpuArchitecture": {"notIn": ["gb200"]}, "platform": {"in": ["aws", "gcp"]}},
+                                                    "jobTemplate": {"spec": {"stallMultiplier": 5}}}], deps=[runtime()])],
+     {"generateNodes": nodes("wf-override-gpu-notin", 2),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress", "reason": "JobRunning"}, "collect": ["Job", "Workflow"]})
+
 # Terminal failures: pin the whole Workflow (status, messages byte for byte).
 for name in ["wf-no-target-nodes", "wf-not-enough-nodes", "wf-heterogeneous-platform", "wf-override-error",
              "wf-gang-conflict-workload-label", "wf-gang-conflict-runtime-label", "wf-gang-runtime-label-absent",
-             "wf-dependency-collision", "wf-job-name-collision"]:
+             "wf-dependency-collision", "wf-job-name-collision", "wf-gang-scheduler-mismatch",
+             "wf-gang-runtimeref-outside-deps", "wf-gang-runtime-shape", "wf-gang-runtime-patch-folded"]:
     cfg = cases[name][2]
     cfg["collect"] = sorted(set(cfg.get("collect", []) + ["Workflow"]))
 
