@@ -715,8 +715,11 @@ static int set_element_order(const ctx *c, json_t *orig, json_t *patch, cur at, 
         }
         if (!dk)
             return GR_OK;
-        char okey[PATH_MAX_TEXT], p2[PATH_MAX_TEXT];
-        path_cat(okey, dk + plen, NULL, NULL);
+        char p2[PATH_MAX_TEXT];
+        /* A copy: deleting the directive below frees dk. */
+        char *okey = strdup(dk + plen);
+        if (!okey)
+            return gr_err_set(c->err, GR_ENOMEM, "%s: out of memory", path);
         sub_path(p2, path, okey);
         json_t *order = json_incref(json_object_get(patch, dk));
         json_object_del(patch, dk);
@@ -726,6 +729,7 @@ static int set_element_order(const ctx *c, json_t *orig, json_t *patch, cur at, 
         (void)depth;
         if (!empty) {
             json_decref(order);
+            free(okey);
             return gr_err_set(c->err, GR_ENOMEM, "%s: out of memory", path);
         }
         if (!json_is_array(order) || (olist && !json_is_array(olist)) ||
@@ -774,6 +778,7 @@ static int set_element_order(const ctx *c, json_t *orig, json_t *patch, cur at, 
         json_decref(merged);
         json_decref(empty);
         json_decref(order);
+        free(okey);
         if (rc != GR_OK)
             return rc;
     }
