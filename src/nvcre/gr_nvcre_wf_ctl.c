@@ -631,7 +631,7 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
         if (grc == GR_ENOTFOUND) {
             phase = GR_NVCRE_PHASE_FAILED; /* deleted Job */
         } else if (grc == GR_OK) {
-            const char *r;
+            const char *r = NULL;
             hw = cond_true(job, GR_NVCRE_COND_HARDWARE_FAILED, NULL);
             val = cond_true(job, GR_NVCRE_COND_VALIDATION_FAILED, NULL);
             if (cond_true(job, GR_NVCRE_COND_FAILED, &r) || hw || val) {
