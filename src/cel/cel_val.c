@@ -12,6 +12,7 @@
 #include "cel_int.h"
 #include "gr_duration.h"
 #include "gr_json.h"
+#include "gr_base64.h"
 
 /* ---- reference counting ---- */
 
@@ -40,8 +41,10 @@ static void free_heap(gr_cel_val *v)
             gr_cel_val_release(&l->items[i]);
     } else if (v->kind == GR_CEL_MAP || v->kind == GR_CEL_OBJECT) {
         cel_map *m = v->u.p;
-        for (size_t i = 0; i < 2 * m->n; i++)
-            gr_cel_val_release(&m->ent[i]);
+        for (size_t i = 0; i < m->n; i++) { /* n may have shrunk (optional entries) */
+            gr_cel_val_release(&m->keys[i]);
+            gr_cel_val_release(&m->vals[i]);
+        }
         free(m->tname);
     }
     free(v->u.p);
@@ -654,24 +657,6 @@ int gr_cel_val_from_json(const json_t *j, gr_cel_kind as, gr_cel_val *out, gr_er
     return GR_OK;
 }
 
-static int b64_encode(const unsigned char *s, size_t n, gr_buf *b)
-{
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned x = (unsigned)s[i] << 16;
-        if (i + 1 < n)
-            x |= (unsigned)s[i + 1] << 8;
-        if (i + 2 < n)
-            x |= s[i + 2];
-        char q[4] = {tab[(x >> 18) & 63], tab[(x >> 12) & 63], i + 1 < n ? tab[(x >> 6) & 63] : '=',
-                     i + 2 < n ? tab[x & 63] : '='};
-        int rc = gr_buf_append(b, q, 4);
-        if (rc != GR_OK)
-            return rc;
-    }
-    return GR_OK;
-}
-
 static int key_string(const gr_cel_val *k, gr_buf *b)
 {
     switch (k->kind) {
@@ -729,8 +714,8 @@ int gr_cel_val_to_json(const gr_cel_val *v, json_t **out, gr_err *err)
     case GR_CEL_BYTES: {
         size_t n;
         const char *s = cel_sv(v, &n);
-        gr_buf b = GR_BUF_INIT(0);
-        if (b64_encode((const unsigned char *)s, n, &b) != GR_OK) {
+        gr_buf b = GR_BUF_INIT(CEL_TEXT_MAX);
+        if (gr_base64_encode(s, n, &b) != GR_OK) {
             gr_buf_free(&b);
             return gr_err_set(err, GR_ENOMEM, "out of memory");
         }
@@ -779,7 +764,7 @@ int gr_cel_val_to_json(const gr_cel_val *v, json_t **out, gr_err *err)
         const cel_map *m = v->u.p;
         j = json_object();
         for (size_t i = 0; j && i < m->n; i++) {
-            gr_buf kb = GR_BUF_INIT(0);
+            gr_buf kb = GR_BUF_INIT(CEL_TEXT_MAX);
             if (key_string(&m->keys[i], &kb) != GR_OK) {
                 gr_buf_free(&kb);
                 json_decref(j);
@@ -1115,9 +1100,13 @@ int cel_equal(const gr_cel_val *a, const gr_cel_val *b)
         }
         return eq;
     }
-    case GR_CEL_OBJECT:
+    case GR_CEL_OBJECT: {
         if (strcmp(gr_cel_val_type_name(a), gr_cel_val_type_name(b)) != 0)
             return 0;
+        int qc;
+        if (cel_lib_opaque_cmp(a, b, &qc) == 0) /* Quantity/Semver equality: same value */
+            return qc == 0;
+    }
         __attribute__((fallthrough));
     case GR_CEL_MAP: {
         if (cel_map_len(a) != cel_map_len(b))

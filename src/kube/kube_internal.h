@@ -48,6 +48,23 @@ void gr_kube_map_clear(gr_kube_map *m, void (*free_val)(void *));
  * The map must not change during iteration. */
 gr_kube_map_node *gr_kube_map_next(const gr_kube_map *m, size_t *bucket, gr_kube_map_node **node);
 
+/* The informer store's compact form of a JSON value (kube_cval.c): a
+ * tagged binary encoding (varint lengths, no quotes or separators) whose
+ * object keys are numbers into a per-store key dictionary. Encoding walks a
+ * parsed object (no text); decoding builds jansson objects directly (no
+ * lexing). The dictionary is thread-safe: encoders serialise on its mutex,
+ * decoders read without a lock. At most GR_KUBE_KEYDICT_MAX keys of at most
+ * 128 bytes are shared; others are stored inline. */
+#define GR_KUBE_KEYDICT_MAX 65536
+typedef struct gr_kube_keydict gr_kube_keydict;
+int gr_kube_keydict_new(gr_kube_keydict **out); /* GR_ENOMEM */
+void gr_kube_keydict_free(gr_kube_keydict *d);
+size_t gr_kube_keydict_len(gr_kube_keydict *d);
+/* Append v's compact form to b. GR_ENOMEM / GR_ETOOBIG (b's cap). */
+int gr_kube_cval_encode(gr_kube_keydict *d, const json_t *v, gr_buf *b);
+/* A new object from a compact form (NULL when malformed or out of memory). */
+json_t *gr_kube_cval_decode(const gr_kube_keydict *d, const void *data, size_t len);
+
 /* Clocks (the I/O layer only; pure logic takes the time as a parameter). */
 int64_t gr_kube_mono_ns(void);
 int64_t gr_kube_real_ns(void);
@@ -62,15 +79,12 @@ void gr_kube_fmt_time(int64_t unix_ns, bool micro, char out[32]);
 /* Borrowed string members: obj.metadata.<field> or NULL. */
 const char *gr_kube_meta_str(const json_t *obj, const char *field);
 
+/* A valid metav1.Condition / events.k8s.io reason
+ * (^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$, at most 1024 bytes)? */
+bool gr_kube_camel_reason(const char *r);
+
 /* Percent-encode for a URL query value or path segment (RFC 3986
  * unreserved kept). */
 int gr_kube_url_escape(gr_buf *b, const char *s);
-
-/* Strict standard base64 decode (whitespace ignored). Caller frees *out. */
-int gr_kube_base64_decode(const char *in, size_t len, char **out, size_t *out_len);
-
-/* Read a whole file (at most max bytes, NUL-terminated). GR_EIO / GR_ETOOBIG
- * (message names the path). Caller frees *out. */
-int gr_kube_read_file(const char *path, size_t max, char **out, size_t *len, gr_err *err);
 
 #endif
