@@ -140,28 +140,28 @@ static int cond_true(const json_t *obj, const char *type, const char **reason)
 
 /* ------------------------------------------------------------ status write */
 
-typedef struct status_ctx {
-    json_t *status;
-} status_ctx;
-
-static int put_status(json_t *obj, void *ctx, gr_err *err)
-{
-    (void)err;
-    status_ctx *s = ctx;
-    if (gr_json_equal(json_object_get(obj, "status"), s->status))
-        return GR_ECANCELED;
-    json_object_set(obj, "status", s->status);
-    return GR_OK;
-}
-
+/* Write the status computed from `wf` (as read from the cache) with wf's
+ * resourceVersion: a Workflow changed since (a newer status written by a
+ * reconcile that saw fresher state) makes the API server answer 409, and
+ * the key is retried once the cache has caught up. A status recomputed from
+ * a stale read therefore never overwrites a newer one. */
 static int write_status(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status, gr_err *err)
 {
-    status_ctx s = {status};
+    if (gr_json_equal(json_object_get(wf, "status"), status))
+        return GR_OK;
+    json_t *obj = json_deep_copy(wf);
+    if (!obj)
+        return gr_err_set(err, GR_ENOMEM, "workflow status: out of memory");
+    json_object_set(obj, "status", status);
     gr_kube_status st;
     const char *ns = sget(json_object_get(wf, "metadata"), "namespace");
-    const char *name = sget(json_object_get(wf, "metadata"), "name");
-    return gr_kube_status_update_retry(c->c, &GVR_WORKFLOWS, ns, name, put_status, &s, NULL, &st,
-                                       err);
+    int rc = gr_kube_update_status(c->c, &GVR_WORKFLOWS, ns, obj, NULL, NULL, &st, err);
+    json_decref(obj);
+    if (rc != GR_OK && st.reason == GR_KUBE_REASON_CONFLICT)
+        return gr_err_set(err, GR_ECONFLICT,
+                          "Workflow %s/%s changed since it was read; retrying with a fresh copy",
+                          ns, sget(json_object_get(wf, "metadata"), "name"));
+    return rc;
 }
 
 /* core/v1 Events. The recorder plans the body (aggregation, truncation);
