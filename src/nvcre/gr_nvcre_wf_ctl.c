@@ -899,6 +899,30 @@ static int reconcile(void *ctx, const char *key, int64_t *requeue_after_ns, gr_e
         json_decref(wf);
         return GR_OK;
     }
+    /* Decide on a fresh copy: the cache may lag behind our own last status
+     * write, and a decision taken on a stale status could relaunch a Job
+     * that was just deleted or finished. */
+    {
+        json_t *fresh = NULL;
+        gr_kube_status st;
+        rc = gr_kube_get(c->c, &GVR_WORKFLOWS, ns, name, NULL, &fresh, &st, err);
+        if (rc != GR_OK) {
+            json_decref(wf);
+            return st.reason == GR_KUBE_REASON_NOT_FOUND ? GR_OK : rc;
+        }
+        json_decref(wf);
+        wf = fresh;
+        md = json_object_get(wf, "metadata");
+        ns = sget(md, "namespace"); /* the old strings went with the old copy */
+        name = sget(md, "name");
+        if (json_object_get(md, "deletionTimestamp") ||
+            cond_true(wf, GR_NVCRE_COND_SUCCEEDED, NULL) ||
+            cond_true(wf, GR_NVCRE_COND_FAILED, NULL)) {
+            json_decref(wf);
+            *requeue_after_ns = 100000000; /* 100 ms: the deletion/terminal path next */
+            return GR_OK;
+        }
+    }
     json_t *status = json_deep_copy(json_object_get(wf, "status"));
     if (!json_is_object(status)) {
         json_decref(status);
