@@ -71,9 +71,9 @@
 #define GR_NVCRE_MSG_NO_WORKLOAD_TYPE         "no workload type specified in WorkloadSpec"
 #define GR_NVCRE_FAILURE_REASON_NO_TERMINATED "NoTerminatedContainer"
 #define GR_NVCRE_FAILURE_REASON_POD_NOT_FOUND "PodNotFound"
-#define GR_NVCRE_FAILURE_TAIL_POD_NOT_FOUND_FMT                                                  \
-    "No pods labelled nvcre.nvidia.com/job=%s were found; they were deleted before the failure " \
-    "could be recorded"
+#define GR_NVCRE_FAILURE_TAIL_POD_NOT_FOUND_FMT                                        \
+    "No pods labelled nvcre.nvidia.com/job=%s exist: none were created, or they were " \
+    "deleted before the failure was recorded"
 #define GR_NVCRE_FAILURE_TAIL_NO_TERMINATED \
     "No container of this Job's pods terminated with a non-zero exit code"
 #define GR_NVCRE_FAILURE_TAIL_LOGS_GONE_FMT "Logs of container %s are no longer available: %s"

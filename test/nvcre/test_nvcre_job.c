@@ -932,7 +932,7 @@ static void test_failure_pick(void **state)
     gr_nvcre_job_failure_pick(none, &pk);
     assert_int_equal(gr_nvcre_job_failure_log(&pk, "my-job", NULL, 0, NULL, &fl), GR_OK);
     assert_string_equal(cstr(fl, "reason"), "PodNotFound");
-    assert_non_null(strstr(cstr(fl, "tail"), "nvcre.nvidia.com/job=my-job"));
+    assert_non_null(strstr(cstr(fl, "tail"), "nvcre.nvidia.com/job=my-job exist"));
     json_decref(fl);
     json_decref(none);
     json_decref(pods);
