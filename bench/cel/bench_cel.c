@@ -1,7 +1,8 @@
 /*
  * bench_cel.c — compile time and evaluation cost of the CEL expressions the
  * controllers run: gang discovery's `podGroup.spec.minMember` and a node
- * health expression over a realistic Node object. Prints `name: value unit`.
+ * health expression over a realistic Node object, and one typical expression
+ * per extension library (issue 21). Prints `name: value unit`.
  */
 #include <stdio.h>
 #include <string.h>
@@ -54,6 +55,14 @@ static const char podgroup_json[] =
     "{\"name\":\"train-llm\",\"namespace\":\"team-a\",\"uid\":\"0f6c\"},\"spec\":{\"minMember\":16,"
     "\"queue\":\"default\",\"minResources\":{\"nvidia.com/gpu\":\"128\"}},\"status\":"
     "{\"phase\":\"Running\",\"running\":16}}";
+
+/* A custom resource's spec for the library expressions. */
+static const char self_json[] =
+    "{\"name\":\"trainer-42\",\"count\":3,\"limit\":\"8Gi\",\"addr\":\"10.0.17.5\","
+    "\"net\":\"10.0.0.0/8\",\"u\":\"https://example.com:8443/v1/models?x=1\","
+    "\"v\":\"1.31.2\",\"l\":[1,2,3,5,8,13],\"ts\":\"2026-01-02T10:00:00Z\","
+    "\"m\":{\"team\":\"a\",\"tier\":\"gold\",\"zone\":\"us-east-1a\"},"
+    "\"spec\":{\"replicas\":4}}";
 
 static double now_ns(void)
 {
@@ -111,5 +120,27 @@ int main(void)
                 "node.spec.unschedulable == true || node.status.conditions.exists(c, c.type == "
                 "'Ready' && c.status != 'True')",
                 node_json);
+    /* one typical expression per library */
+    static const char *const lib[][2] = {
+        {"lib_quantity", "quantity(self.limit).compareTo(quantity('10Gi')) <= 0"},
+        {"lib_ip", "ip(self.addr).family() == 4"},
+        {"lib_cidr", "cidr(self.net).containsIP(self.addr)"},
+        {"lib_url", "url(self.u).getHost() == 'example.com:8443'"},
+        {"lib_semver", "semver(self.v).isGreaterThan(semver('1.30.0'))"},
+        {"lib_format", "'%s/%d'.format([self.name, self.count]) == 'trainer-42/3'"},
+        {"lib_strings_ext",
+         "self.name.reverse().startsWith('24') && strings.quote(self.name) != ''"},
+        {"lib_lists", "self.l.isSorted() && self.l.sum() == 32 && self.l.max() == 13"},
+        {"lib_lists_ext", "self.l.slice(1, 4).sort().distinct().size() == 3"},
+        {"lib_sets", "sets.contains(self.l, [2, 3])"},
+        {"lib_regex", "self.name.find('[0-9]+') == '42'"},
+        {"lib_math", "math.greatest(self.l) < 100 && math.abs(-self.count) == 3"},
+        {"lib_bind", "cel.bind(n, self.l.size(), n > 2 && n < 10)"},
+        {"lib_two_var", "self.m.all(k, v, k.size() < 8 && v.size() < 64)"},
+        {"lib_optional", "self.?spec.?replicas.orValue(1) > 0"},
+        {"lib_timezone", "timestamp(self.ts).getHours('America/New_York') == 5"},
+    };
+    for (size_t i = 0; i < sizeof(lib) / sizeof(lib[0]); i++)
+        rc |= bench(lib[i][0], "self", lib[i][1], self_json);
     return rc;
 }

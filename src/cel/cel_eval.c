@@ -24,15 +24,8 @@
 #define CEL_RE_MATCH_LIMIT 1000000u
 #define CEL_RE_DEPTH_LIMIT 10000u
 
-typedef struct ectx {
-    const gr_cel_program *prog;
-    const gr_cel_val *vars;
-    gr_cel_val *locals;
-    uint64_t cost, max_cost;
-    bool over;
-} ectx;
-
 static gr_cel_val eval(ectx *c, const cel_node *n);
+__attribute__((noinline)) static gr_cel_val eval_comp2(ectx *c, const cel_node *n);
 
 static bool charge(ectx *c, uint64_t units)
 {
@@ -84,6 +77,27 @@ static gr_cel_val no_overload(const cel_node *n, const gr_cel_val *a, size_t na)
 static gr_cel_val mk_bool(bool b)
 {
     return gr_cel_val_bool(b);
+}
+
+/* For the extension libraries (cel_lib.c). */
+bool cel_charge(ectx *c, uint64_t units)
+{
+    return charge(c, units);
+}
+
+bool cel_charge_bytes(ectx *c, size_t n)
+{
+    return charge_bytes(c, n);
+}
+
+gr_cel_val cel_cost_err(ectx *c, const cel_node *n)
+{
+    return cost_err(c, n);
+}
+
+gr_cel_val cel_no_overload(const cel_node *n, const gr_cel_val *a, size_t na)
+{
+    return no_overload(n, a, na);
 }
 
 /* ---- regular expressions ---- */
@@ -308,16 +322,25 @@ static gr_cel_val arith(ectx *c, const cel_node *n, const gr_cel_val *a, const g
 
 /* ---- selection and indexing ---- */
 
+static inline __attribute__((always_inline)) gr_cel_val
+select_field2(const cel_node *n, const gr_cel_val *obj, bool test_only);
+
 static gr_cel_val select_field(ectx *c, const cel_node *n, const gr_cel_val *obj)
 {
     (void)c;
+    return select_field2(n, obj, (n->flags & NF_TEST_ONLY) != 0);
+}
+
+static inline __attribute__((always_inline)) gr_cel_val
+select_field2(const cel_node *n, const gr_cel_val *obj, bool test_only)
+{
     if (obj->kind == GR_CEL_OBJECT) {
         gr_cel_val key = cel_str_new(GR_CEL_STRING, n->name, n->namelen), r;
         if (cel_is_err(&key))
             return key;
         int found = cel_map_find(obj, &key, &r);
         gr_cel_val_release(&key);
-        if (n->flags & NF_TEST_ONLY) {
+        if (test_only) {
             if (found)
                 gr_cel_val_release(&r);
             return mk_bool(found);
@@ -330,7 +353,7 @@ static gr_cel_val select_field(ectx *c, const cel_node *n, const gr_cel_val *obj
         return r;
     }
     if (obj->kind != GR_CEL_MAP) {
-        if (n->flags & NF_TEST_ONLY)
+        if (test_only)
             return cel_err(GR_EINVAL, n->off, "has() is not supported on type '%s'",
                            gr_cel_val_type_name(obj));
         return cel_err(GR_EINVAL, n->off, "type '%s' does not support field selection",
@@ -340,7 +363,7 @@ static gr_cel_val select_field(ectx *c, const cel_node *n, const gr_cel_val *obj
     /* Build a transient string key without copying for heap maps. */
     if (obj->rep == CEL_REP_JSON) {
         json_t *j = json_object_getn((const json_t *)obj->u.p, n->name, n->namelen);
-        if (n->flags & NF_TEST_ONLY)
+        if (test_only)
             return mk_bool(j != NULL);
         if (!j)
             return cel_err(GR_EINVAL, n->off, "no such key: '%s'", n->name);
@@ -351,7 +374,7 @@ static gr_cel_val select_field(ectx *c, const cel_node *n, const gr_cel_val *obj
         return key;
     int found = cel_map_find(obj, &key, &r);
     gr_cel_val_release(&key);
-    if (n->flags & NF_TEST_ONLY) {
+    if (test_only) {
         if (found)
             gr_cel_val_release(&r);
         return mk_bool(found);
@@ -476,10 +499,18 @@ static gr_cel_val str_index_of(ectx *c, const cel_node *n, const gr_cel_val *a, 
     if (charge_bytes(c, sl + tl))
         return cost_err(c, n);
     size_t count = cel_utf8_count(s, sl);
-    int64_t off = na == 3 ? a[2].u.i : (last ? (int64_t)count : 0);
-    if (off < 0 || (uint64_t)off > count)
-        return cel_err(GR_EINVAL, n->off, "index out of range: %" PRId64, off);
     size_t tcount = cel_utf8_count(t, tl);
+    /* cel-go v0.26.0 ext/strings.go (Kubernetes 1.36): an empty needle
+     * returns the offset as given; a negative offset is an error; an offset
+     * at or past the end yields -1 (not an error); lastIndexOf searches
+     * backwards from min(offset, size - size(needle)). */
+    if (tl == 0)
+        return gr_cel_val_int(na == 3 ? a[2].u.i : last ? (int64_t)count : 0);
+    int64_t off = na == 3 ? a[2].u.i : (last ? (int64_t)count - 1 : 0);
+    if (na == 3 && off < 0)
+        return cel_err(GR_EINVAL, n->off, "index out of range: %" PRId64, off);
+    if (off < 0 || (uint64_t)off >= count || tcount > count)
+        return gr_cel_val_int(-1);
     if (!last) {
         size_t b = cp_to_byte(s, sl, (size_t)off);
         const char *f = find_bytes(s + b, sl - b, t, tl);
@@ -487,13 +518,9 @@ static gr_cel_val str_index_of(ectx *c, const cel_node *n, const gr_cel_val *a, 
             return gr_cel_val_int(-1);
         return gr_cel_val_int((int64_t)cel_utf8_count(s, (size_t)(f - s)));
     }
-    if (tl == 0)
-        return gr_cel_val_int(off);
     /* last occurrence starting at a code point index <= off */
-    if ((size_t)off + tcount > count)
-        off = (int64_t)(count >= tcount ? count - tcount : 0);
-    if (tcount > count)
-        return gr_cel_val_int(-1);
+    if ((size_t)off > count - tcount)
+        off = (int64_t)(count - tcount);
     size_t limit = cp_to_byte(s, sl, (size_t)off);
     int64_t best = -1;
     const char *p = s;
@@ -683,7 +710,7 @@ static bool parse_u64(const char *s, size_t n, uint64_t *out)
     return true;
 }
 
-static gr_cel_val conv_string(const cel_node *n, const gr_cel_val *a)
+gr_cel_val cel_conv_string(const cel_node *n, const gr_cel_val *a)
 {
     char tmp[64];
     switch (a->kind) {
@@ -717,6 +744,12 @@ static gr_cel_val conv_string(const cel_node *n, const gr_cel_val *a)
     case GR_CEL_TYPE:
         snprintf(tmp, sizeof(tmp), "%s", gr_cel_kind_name((gr_cel_kind)a->u.type));
         break;
+    case GR_CEL_OBJECT: {
+        gr_cel_val r = cel_lib_to_string(a);
+        if (r.kind != GR_CEL_UNSET)
+            return r;
+        return no_overload(n, a, 1);
+    }
     default:
         return no_overload(n, a, 1);
     }
@@ -752,7 +785,8 @@ static gr_cel_val conv_num(const cel_node *n, const gr_cel_val *a)
                 return cel_err(GR_EINVAL, n->off, "range error converting %g to int", d);
             return gr_cel_val_int((int64_t)d);
         }
-        if (!(d > -1.0 && d < 18446744073709551616.0))
+        /* cel-go: negative values (-0.5 too), NaN and >= 2^64 overflow; -0.0 is 0u */
+        if (!(d >= 0.0 && d < 18446744073709551616.0))
             return cel_err(GR_EINVAL, n->off, "range error converting %g to uint", d);
         return gr_cel_val_uint((uint64_t)d);
     }
@@ -843,7 +877,10 @@ static gr_cel_val time_get(const cel_node *n, const gr_cel_val *a, size_t na)
     if (na == 2) {
         size_t tl;
         const char *tz = cel_sv(&a[1], &tl);
-        if (cel_tz_offset(tz, tl, sec, &off) != GR_OK)
+        int trc = cel_tz_offset(tz, tl, sec, &off);
+        if (trc == GR_ENOMEM)
+            return cel_err(GR_ENOMEM, n->off, "out of memory");
+        if (trc != GR_OK)
             return cel_err(GR_EINVAL, n->off, "unknown time zone '%.*s'", (int)(tl > 64 ? 64 : tl),
                            tz);
     }
@@ -885,7 +922,8 @@ static gr_cel_val time_get(const cel_node *n, const gr_cel_val *a, size_t na)
 
 /* ---- function dispatch ---- */
 
-static gr_cel_val call_fn(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
+static inline __attribute__((always_inline)) gr_cel_val call_fn(ectx *c, const cel_node *n,
+                                                                gr_cel_val *a, size_t na)
 {
     switch (n->fn) {
     case F_ADD:
@@ -1011,7 +1049,7 @@ static gr_cel_val call_fn(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
     case F_DOUBLE:
         return conv_num(n, &a[0]);
     case F_STRING:
-        return conv_string(n, &a[0]);
+        return cel_conv_string(n, &a[0]);
     case F_BYTES:
         if (a[0].kind == GR_CEL_BYTES)
             return cel_ref(&a[0]);
@@ -1071,9 +1109,14 @@ static gr_cel_val call_fn(ectx *c, const cel_node *n, gr_cel_val *a, size_t na)
     default:
         break;
     }
+    if (n->fn >= F_LIB_FIRST_)
+        return cel_lib_call(c, n, a, na);
     /* Kubernetes string extensions: receiver is a string (join: a list). */
     if (n->fn == F_JOIN)
         return list_join(c, n, a, na);
+    /* Kubernetes list library: indexOf/lastIndexOf on lists. */
+    if ((n->fn == F_INDEXOF || n->fn == F_LASTINDEXOF) && a[0].kind == GR_CEL_LIST)
+        return cel_lib_call(c, n, a, na);
     if (a[0].kind != GR_CEL_STRING)
         return no_overload(n, a, na);
     size_t sl;
@@ -1296,6 +1339,248 @@ static gr_cel_val eval_comp(ectx *c, const cel_node *n)
     return result;
 }
 
+/* cel.bind and the two-variable comprehensions (cel-go ext). */
+static gr_cel_val eval_comp2(ectx *c, const cel_node *n)
+{
+    if (n->fn == CM_BIND) {
+        gr_cel_val *slot = &c->locals[n->slot];
+        gr_cel_val init = eval(c, n->args[0]);
+        if (cel_is_err(&init) && cel_err_of(&init) && cel_err_of(&init)->code == GR_ETOOBIG)
+            return init;
+        gr_cel_val saved = *slot;
+        *slot = init; /* an error stays a value: it matters only if read */
+        gr_cel_val r = eval(c, n->args[1]);
+        gr_cel_val_release(slot);
+        *slot = saved;
+        return r;
+    }
+    if (n->fn == CM_OPTMAP || n->fn == CM_OPTFLATMAP) {
+        gr_cel_val o = eval(c, n->args[0]), inner;
+        if (cel_is_err(&o))
+            return o;
+        int st = cel_opt_get(&o, &inner);
+        if (st <= 0) {
+            gr_cel_val r = st == 0 ? cel_opt_none(n) : no_overload(n, &o, 1);
+            gr_cel_val_release(&o);
+            return r;
+        }
+        gr_cel_val_release(&o);
+        gr_cel_val *slot = &c->locals[n->slot];
+        gr_cel_val saved = *slot;
+        *slot = inner;
+        gr_cel_val r = eval(c, n->args[1]);
+        gr_cel_val_release(slot);
+        *slot = saved;
+        if (n->fn == CM_OPTMAP && !cel_is_err(&r)) {
+            gr_cel_val w = cel_opt_of(n, &r);
+            gr_cel_val_release(&r);
+            return w;
+        }
+        if (!cel_is_err(&r)) {
+            int rs = cel_opt_get(&r, &inner);
+            if (rs > 0)
+                gr_cel_val_release(&inner);
+            if (rs < 0) {
+                gr_cel_val e = no_overload(n, &r, 1);
+                gr_cel_val_release(&r);
+                return e;
+            }
+        }
+        return r;
+    }
+    gr_cel_val range = eval(c, n->args[0]);
+    if (cel_is_err(&range))
+        return range;
+    if (range.kind != GR_CEL_LIST && range.kind != GR_CEL_MAP) {
+        gr_cel_val r = cel_err(GR_EINVAL, n->off, "no such overload: comprehension over '%s'",
+                               gr_cel_val_type_name(&range));
+        gr_cel_val_release(&range);
+        return r;
+    }
+    bool is_list = range.kind == GR_CEL_LIST;
+    size_t len = is_list ? cel_list_len(&range) : cel_map_len(&range);
+    gr_cel_val *s1 = &c->locals[n->slot], *s2 = &c->locals[n->slot2];
+    gr_cel_val pending = {0}, result = {0};
+    bool have = false;
+    int64_t count = 0;
+    gr_cel_val *ok = NULL, *ov = NULL; /* transform output: keys, values */
+    size_t nout = 0;
+    if (n->fn == CM_TLIST || n->fn == CM_TMAP || n->fn == CM_TMAPENTRY) {
+        ok = calloc(len ? len : 1, sizeof(*ok));
+        ov = calloc(len ? len : 1, sizeof(*ov));
+        if (!ok || !ov) {
+            free(ok);
+            free(ov);
+            gr_cel_val_release(&range);
+            return cel_err(GR_ENOMEM, n->off, "out of memory");
+        }
+    }
+    cel_iter it;
+    cel_iter_init(&it, &range);
+    gr_cel_val key;
+    for (size_t i = 0; !have && cel_iter_next(&it, &key); i++) {
+        gr_cel_val_release(s1);
+        gr_cel_val_release(s2);
+        if (is_list) {
+            *s1 = gr_cel_val_int((int64_t)i);
+            *s2 = key;
+        } else {
+            *s1 = key;
+            if (!cel_map_find(&range, &key, s2))
+                *s2 = cel_err(GR_EINVAL, n->off, "map iteration lost a key");
+        }
+        if (cel_is_err(s2) || cel_is_err(s1)) {
+            result = cel_ref(cel_is_err(s1) ? s1 : s2);
+            have = true;
+            break;
+        }
+        if (charge(c, 1)) {
+            result = cost_err(c, n);
+            have = true;
+            break;
+        }
+        gr_cel_val r = eval(c, n->args[1]);
+        switch (n->fn) {
+        case CM_ALL2:
+        case CM_EXISTS2: {
+            bool stop_on = n->fn == CM_EXISTS2;
+            if (r.kind == GR_CEL_BOOL) {
+                if ((bool)r.u.b == stop_on) {
+                    result = mk_bool(stop_on);
+                    have = true;
+                }
+            } else if (cel_is_err(&r) && cel_err_of(&r) && cel_err_of(&r)->code == GR_ETOOBIG) {
+                result = cel_ref(&r);
+                have = true;
+            } else if (pending.kind == GR_CEL_UNSET) {
+                pending = cel_is_err(&r) ? cel_ref(&r) : no_overload(n, &r, 1);
+            }
+            break;
+        }
+        case CM_EXISTS_ONE2:
+            if (r.kind == GR_CEL_BOOL) {
+                count += r.u.b ? 1 : 0;
+            } else {
+                result = cel_is_err(&r) ? cel_ref(&r) : no_overload(n, &r, 1);
+                have = true;
+            }
+            break;
+        default: { /* transformList / transformMap */
+            gr_cel_val item = {0};
+            if (n->nargs == 3) {
+                if (r.kind != GR_CEL_BOOL) {
+                    result = cel_is_err(&r) ? cel_ref(&r) : no_overload(n, &r, 1);
+                    have = true;
+                    break;
+                }
+                if (!r.u.b)
+                    break;
+                item = eval(c, n->args[2]);
+            } else {
+                item = cel_ref(&r);
+            }
+            if (cel_is_err(&item)) {
+                result = item;
+                have = true;
+                break;
+            }
+            if (n->fn == CM_TMAPENTRY) {
+                /* the transform yields a one-entry map {key: value}; keys
+                 * must not repeat */
+                gr_cel_val ek = {0}, ev = {0};
+                bool bad = item.kind != GR_CEL_MAP || cel_map_len(&item) != 1;
+                if (!bad) {
+                    cel_iter eit;
+                    cel_iter_init(&eit, &item);
+                    bad = !cel_iter_next(&eit, &ek) || !cel_map_find(&item, &ek, &ev);
+                }
+                for (size_t j = 0; !bad && j < nout; j++)
+                    if (cel_equal(&ok[j], &ek)) {
+                        gr_buf kb = GR_BUF_INIT(200);
+                        gr_cel_val_format(&ek, &kb);
+                        result = cel_err(GR_EINVAL, n->off, "insert failed: key %s already exists",
+                                         gr_buf_cstr(&kb));
+                        gr_buf_free(&kb);
+                        have = true;
+                        break;
+                    }
+                if (bad && !have) {
+                    result = cel_err(GR_EINVAL, n->off,
+                                     "transformMapEntry: the transform must yield a map of one "
+                                     "entry, got %s",
+                                     gr_cel_val_type_name(&item));
+                    have = true;
+                }
+                gr_cel_val_release(&item);
+                if (have) {
+                    gr_cel_val_release(&ek);
+                    gr_cel_val_release(&ev);
+                    break;
+                }
+                ok[nout] = ek;
+                ov[nout++] = ev;
+                break;
+            }
+            ok[nout] = cel_ref(s1);
+            ov[nout++] = item;
+            break;
+        }
+        }
+        gr_cel_val_release(&r);
+    }
+    gr_cel_val_release(s1);
+    gr_cel_val_release(s2);
+    if (!have) {
+        switch (n->fn) {
+        case CM_ALL2:
+        case CM_EXISTS2:
+            if (pending.kind != GR_CEL_UNSET) {
+                result = pending;
+                memset(&pending, 0, sizeof(pending));
+            } else {
+                result = mk_bool(n->fn == CM_ALL2);
+            }
+            break;
+        case CM_EXISTS_ONE2:
+            result = mk_bool(count == 1);
+            break;
+        case CM_TLIST: {
+            gr_cel_val *items;
+            result = cel_list_alloc(nout, &items);
+            if (!cel_is_err(&result)) {
+                if (nout)
+                    memcpy(items, ov, nout * sizeof(*items));
+                for (size_t i = 0; i < nout; i++)
+                    gr_cel_val_release(&ok[i]);
+                nout = 0;
+            }
+            break;
+        }
+        default: {
+            gr_cel_val *keys, *vals;
+            result = cel_map_alloc(nout, &keys, &vals);
+            if (!cel_is_err(&result)) {
+                if (nout) {
+                    memcpy(keys, ok, nout * sizeof(*keys));
+                    memcpy(vals, ov, nout * sizeof(*vals));
+                }
+                nout = 0;
+            }
+            break;
+        }
+        }
+    }
+    for (size_t i = 0; i < nout; i++) {
+        gr_cel_val_release(&ok[i]);
+        gr_cel_val_release(&ov[i]);
+    }
+    free(ok);
+    free(ov);
+    gr_cel_val_release(&pending);
+    gr_cel_val_release(&range);
+    return result;
+}
+
 /* ---- message construction ---- */
 
 static gr_cel_val wkt_field_err(const cel_node *n, const char *field)
@@ -1419,16 +1704,35 @@ static gr_cel_val eval_struct(ectx *c, const cel_node *n)
     gr_cel_val r = cel_map_alloc(nf, &keys, &vals);
     if (cel_is_err(&r))
         return r;
+    size_t kept = 0;
     for (size_t i = 0; i < nf; i++) {
-        keys[i] = cel_ref(&n->args[2 * i]->cval);
-        vals[i] = eval(c, n->args[2 * i + 1]);
-        if (cel_is_err(&vals[i])) {
-            gr_cel_val e = vals[i];
-            memset(&vals[i], 0, sizeof(vals[i]));
+        keys[kept] = cel_ref(&n->args[2 * i]->cval);
+        vals[kept] = eval(c, n->args[2 * i + 1]);
+        if (!cel_is_err(&vals[kept]) && (n->args[2 * i]->flags & NF_OPT_ENTRY)) {
+            gr_cel_val inner;
+            int st = cel_opt_get(&vals[kept], &inner);
+            gr_cel_val_release(&vals[kept]);
+            if (st < 0) {
+                vals[kept] = cel_err(GR_EINVAL, n->args[2 * i + 1]->off,
+                                     "optional field must be an optional value");
+            } else if (st == 0) {
+                gr_cel_val_release(&keys[kept]);
+                continue;
+            } else {
+                vals[kept] = inner;
+            }
+        }
+        if (cel_is_err(&vals[kept])) {
+            gr_cel_val e = vals[kept];
+            memset(&vals[kept], 0, sizeof(vals[kept]));
+            ((cel_map *)r.u.p)->n = kept + 1;
             gr_cel_val_release(&r);
             return e;
         }
+        kept++;
     }
+    ((cel_map *)r.u.p)->n = kept;
+    nf = kept;
     if (n->fn != WKT_NONE) {
         const char *names[64];
         gr_cel_val out;
@@ -1449,6 +1753,89 @@ static gr_cel_val eval_struct(ectx *c, const cel_node *n)
         return cel_err(GR_ENOMEM, n->off, "out of memory");
     }
     r.kind = GR_CEL_OBJECT;
+    return r;
+}
+
+/* Selection when the operand is an object (maybe an optional) or the
+ * selection is a.?b: optional.none() for an absent field. Takes o. */
+__attribute__((noinline)) static gr_cel_val eval_opt_select(const cel_node *n, gr_cel_val o)
+{
+    gr_cel_val inner;
+    int st = o.kind == GR_CEL_OBJECT ? cel_opt_get(&o, &inner) : -1;
+    if (st < 0 && !(n->flags & NF_OPTIONAL)) {
+        gr_cel_val r = select_field2(n, &o, (n->flags & NF_TEST_ONLY) != 0);
+        gr_cel_val_release(&o);
+        return r;
+    }
+    /* a.?b, or any selection on an optional: optional.none() when the
+     * field is absent (has(): false) */
+    if (st >= 0) {
+        gr_cel_val_release(&o);
+        if (st == 0)
+            return (n->flags & NF_TEST_ONLY) ? mk_bool(false) : cel_opt_none(n);
+        o = inner;
+    }
+    gr_cel_val r;
+    if (n->flags & NF_TEST_ONLY) {
+        r = select_field2(n, &o, true);
+    } else if (o.kind != GR_CEL_MAP && o.kind != GR_CEL_OBJECT) {
+        r = cel_err(GR_EINVAL, n->off, "no such key: '%s' (type '%s' has no fields)", n->name,
+                    gr_cel_val_type_name(&o));
+    } else {
+        gr_cel_val has = select_field2(n, &o, true);
+        if (has.kind == GR_CEL_BOOL && has.u.b) {
+            gr_cel_val v = select_field2(n, &o, false);
+            r = cel_is_err(&v) ? v : cel_opt_of(n, &v);
+            if (!cel_is_err(&v))
+                gr_cel_val_release(&v);
+        } else {
+            r = cel_is_err(&has) ? has : cel_opt_none(n);
+        }
+    }
+    gr_cel_val_release(&o);
+    return r;
+}
+
+/* Indexing when the operand is an object (maybe an optional) or the index
+ * is a[?k]. Takes o and k. */
+__attribute__((noinline)) static gr_cel_val eval_opt_index(const cel_node *n, gr_cel_val o,
+                                                           gr_cel_val k)
+{
+    gr_cel_val inner, r;
+    int st = o.kind == GR_CEL_OBJECT ? cel_opt_get(&o, &inner) : -1;
+    if (st < 0 && !(n->flags & NF_OPTIONAL)) {
+        r = index_val(n, &o, &k);
+    } else if (st == 0) {
+        r = cel_opt_none(n);
+    } else {
+        if (st > 0) {
+            gr_cel_val_release(&o);
+            o = inner;
+        }
+        /* a[?k]: optional.none() for an absent key or index */
+        bool present = false;
+        if (o.kind == GR_CEL_MAP) {
+            gr_cel_val t;
+            present = cel_map_find(&o, &k, &t);
+            if (present)
+                gr_cel_val_release(&t);
+        } else if (o.kind == GR_CEL_LIST) {
+            int64_t ix;
+            present = as_index(&k, &ix) && ix >= 0 && (uint64_t)ix < cel_list_len(&o);
+        }
+        if (!present && o.kind != GR_CEL_MAP && o.kind != GR_CEL_LIST) {
+            r = index_val(n, &o, &k);
+        } else if (!present) {
+            r = cel_opt_none(n);
+        } else {
+            gr_cel_val v = index_val(n, &o, &k);
+            r = cel_is_err(&v) ? v : cel_opt_of(n, &v);
+            if (!cel_is_err(&v))
+                gr_cel_val_release(&v);
+        }
+    }
+    gr_cel_val_release(&o);
+    gr_cel_val_release(&k);
     return r;
 }
 
@@ -1498,6 +1885,8 @@ static gr_cel_val eval(ectx *c, const cel_node *n)
         gr_cel_val o = eval(c, n->args[0]);
         if (cel_is_err(&o))
             return o;
+        if (__builtin_expect(o.kind == GR_CEL_OBJECT || (n->flags & NF_OPTIONAL), 0))
+            return eval_opt_select(n, o);
         gr_cel_val r = select_field(c, n, &o);
         gr_cel_val_release(&o);
         return r;
@@ -1511,15 +1900,17 @@ static gr_cel_val eval(ectx *c, const cel_node *n)
             gr_cel_val_release(&o);
             return k;
         }
+        if (__builtin_expect(o.kind == GR_CEL_OBJECT || (n->flags & NF_OPTIONAL), 0))
+            return eval_opt_index(n, o, k);
         gr_cel_val r = index_val(n, &o, &k);
         gr_cel_val_release(&o);
         gr_cel_val_release(&k);
         return r;
     }
     case N_CALL: {
-        gr_cel_val a[4];
+        gr_cel_val abuf[4], *a = abuf;
         size_t na = n->nargs;
-        if (n->fn == F_UNBOUND || na > 4) {
+        if (n->fn == F_UNBOUND) {
             /* arguments are still evaluated so their errors surface first */
             for (size_t i = 0; i < na; i++) {
                 gr_cel_val v = eval(c, n->args[i]);
@@ -1529,18 +1920,26 @@ static gr_cel_val eval(ectx *c, const cel_node *n)
             }
             return cel_err(GR_EINVAL, n->off, "unbound function '%s'", n->name);
         }
-        for (size_t i = 0; i < na; i++) {
-            a[i] = eval(c, n->args[i]);
-            if (cel_is_err(&a[i])) {
-                gr_cel_val e = a[i];
-                for (size_t k = 0; k < i; k++)
-                    gr_cel_val_release(&a[k]);
-                return e;
+        if (na > 4) { /* variadic math.greatest/least */
+            a = malloc(na * sizeof(*a));
+            if (!a)
+                return cel_err(GR_ENOMEM, n->off, "out of memory");
+        }
+        gr_cel_val r = {0};
+        size_t done = 0;
+        for (; done < na; done++) {
+            a[done] = eval(c, n->args[done]);
+            if (cel_is_err(&a[done])) {
+                r = a[done];
+                break;
             }
         }
-        gr_cel_val r = call_fn(c, n, a, na);
-        for (size_t i = 0; i < na; i++)
+        if (done == na)
+            r = call_fn(c, n, a, na);
+        for (size_t i = 0; i < done; i++)
             gr_cel_val_release(&a[i]);
+        if (a != abuf)
+            free(a);
         return r;
     }
     case N_LIST: {
@@ -1550,15 +1949,31 @@ static gr_cel_val eval(ectx *c, const cel_node *n)
         gr_cel_val r = cel_list_alloc(n->nargs, &items);
         if (cel_is_err(&r))
             return r;
+        size_t k = 0;
         for (size_t i = 0; i < n->nargs; i++) {
-            items[i] = eval(c, n->args[i]);
-            if (cel_is_err(&items[i])) {
-                gr_cel_val e = items[i];
-                memset(&items[i], 0, sizeof(items[i]));
+            items[k] = eval(c, n->args[i]);
+            if (!cel_is_err(&items[k]) && (n->args[i]->flags & NF_OPT_ENTRY)) {
+                /* [?x]: x must be optional; none is left out */
+                gr_cel_val inner;
+                int st = cel_opt_get(&items[k], &inner);
+                gr_cel_val_release(&items[k]);
+                if (st < 0)
+                    items[k] = cel_err(GR_EINVAL, n->args[i]->off,
+                                       "optional list element must be an optional value");
+                else if (st == 0)
+                    continue;
+                else
+                    items[k] = inner;
+            }
+            if (cel_is_err(&items[k])) {
+                gr_cel_val e = items[k];
+                memset(&items[k], 0, sizeof(items[k]));
                 gr_cel_val_release(&r);
                 return e;
             }
+            k++;
         }
+        ((cel_list *)r.u.p)->n = k;
         return r;
     }
     case N_MAP: {
@@ -1569,6 +1984,7 @@ static gr_cel_val eval(ectx *c, const cel_node *n)
         gr_cel_val r = cel_map_alloc(cnt, &keys, &vals);
         if (cel_is_err(&r))
             return r;
+        size_t kept = 0;
         for (size_t i = 0; i < cnt; i++) {
             gr_cel_val k = eval(c, n->args[2 * i]);
             gr_cel_val e = {0};
@@ -1580,26 +1996,44 @@ static gr_cel_val eval(ectx *c, const cel_node *n)
                             gr_cel_val_type_name(&k));
                 gr_cel_val_release(&k);
             } else {
-                for (size_t j = 0; j < i && e.kind == GR_CEL_UNSET; j++)
+                for (size_t j = 0; j < kept && e.kind == GR_CEL_UNSET; j++)
                     if (cel_equal(&keys[j], &k))
                         e = cel_err(GR_EINVAL, n->args[2 * i]->off,
                                     "Failed with repeated key in map literal");
                 if (e.kind != GR_CEL_UNSET)
                     gr_cel_val_release(&k);
             }
+            bool skip = false;
             if (e.kind == GR_CEL_UNSET) {
-                keys[i] = k;
+                keys[kept] = k;
                 gr_cel_val v = eval(c, n->args[2 * i + 1]);
+                if (!cel_is_err(&v) && (n->args[2 * i]->flags & NF_OPT_ENTRY)) {
+                    /* {?k: v}: v must be optional; none leaves the entry out */
+                    gr_cel_val inner;
+                    int st = cel_opt_get(&v, &inner);
+                    gr_cel_val_release(&v);
+                    if (st < 0)
+                        v = cel_err(GR_EINVAL, n->args[2 * i + 1]->off,
+                                    "optional map entry must be an optional value");
+                    else if (st == 0)
+                        skip = true;
+                    else
+                        v = inner;
+                }
                 if (cel_is_err(&v))
                     e = v;
+                else if (skip)
+                    gr_cel_val_release(&keys[kept]);
                 else
-                    vals[i] = v;
+                    vals[kept++] = v;
             }
             if (e.kind != GR_CEL_UNSET) {
+                ((cel_map *)r.u.p)->n = kept + 1; /* keys[kept] is set, vals[kept] unset */
                 gr_cel_val_release(&r);
                 return e;
             }
         }
+        ((cel_map *)r.u.p)->n = kept;
         return r;
     }
     case N_AND:
@@ -1619,6 +2053,8 @@ static gr_cel_val eval(ectx *c, const cel_node *n)
         return eval(c, n->args[cond.u.b ? 1 : 2]);
     }
     case N_COMP:
+        if (n->fn >= CM_ALL2)
+            return eval_comp2(c, n);
         return eval_comp(c, n);
     case N_STRUCT:
         return eval_struct(c, n);

@@ -119,6 +119,14 @@ size_t cel_utf8_encode(uint32_t cp, char *out);
 /* Shortest round-trip decimal of a double in Go's strconv 'g' / %v style. */
 void cel_fmt_double(double d, char *out, size_t outsz);
 
+/* ---- libraries (cel_lib.c) ---- */
+/* Two kubernetes.Quantity or two kubernetes.Semver objects: *out = -1/0/1,
+ * returns 0; -1 if they are not. */
+int cel_lib_opaque_cmp(const gr_cel_val *a, const gr_cel_val *b, int *out);
+/* string() of a library value (IP, CIDR, URL, semver): a new string, or
+ * kind GR_CEL_UNSET when v is not one. */
+gr_cel_val cel_lib_to_string(const gr_cel_val *v);
+
 /* ---- time (cel_time.c) ---- */
 #define CEL_TS_MIN_SEC (-62135596800LL) /* 0001-01-01T00:00:00Z */
 #define CEL_TS_MAX_SEC 253402300799LL   /* 9999-12-31T23:59:59Z */
@@ -132,6 +140,8 @@ void cel_timestamp_fmt(int64_t sec, int32_t nsec, char *out, size_t outsz);
 /* Offset in seconds east of UTC of time zone `tz` ("UTC", "+05:30", "-08:00",
  * "America/Los_Angeles" via the system tz database) at instant `sec`. */
 int cel_tz_offset(const char *tz, size_t len, int64_t sec, int64_t *off);
+/* Number of zones held by the time-zone cache (for tests). */
+size_t cel_tz_cache_size(void);
 /* Civil date of days since 1970-01-01. */
 void cel_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
 

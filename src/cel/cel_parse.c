@@ -617,6 +617,7 @@ void cel_ast_free_all(gr_cel_program *prog)
             cel_re_free(nd->re);
         free(nd->args);
         free(nd->name);
+        free(nd->name2);
         free(nd);
         nd = next;
     }
@@ -725,6 +726,105 @@ static const fn_def fn_table[] = {
     {"substring", F_SUBSTRING, 0, 1, 2, 3},
     {"trim", F_TRIM, 0, 1, 1, 1},
     {"join", F_JOIN, 0, 1, 1, 2},
+    /* extension libraries (docs/cel.md) */
+    {"reverse", F_REVERSE, 0, 1, 1, 1},
+    {"strings.quote", F_QUOTE, 1, 0, 1, 1},
+    {"format", F_FORMAT, 0, 1, 2, 2},
+    {"isSorted", F_ISSORTED, 0, 1, 1, 1},
+    {"sum", F_SUM, 0, 1, 1, 1},
+    {"min", F_MIN, 0, 1, 1, 1},
+    {"max", F_MAX, 0, 1, 1, 1},
+    {"slice", F_SLICE, 0, 1, 3, 3},
+    {"flatten", F_FLATTEN, 0, 1, 1, 2},
+    {"sort", F_SORT, 0, 1, 1, 1},
+    {"distinct", F_DISTINCT, 0, 1, 1, 1},
+    {"lists.range", F_LISTS_RANGE, 1, 0, 1, 1},
+    {"find", F_FIND, 0, 1, 2, 2},
+    {"findAll", F_FINDALL, 0, 1, 2, 3},
+    {"sets.contains", F_SETS_CONTAINS, 1, 0, 2, 2},
+    {"sets.equivalent", F_SETS_EQUIVALENT, 1, 0, 2, 2},
+    {"sets.intersects", F_SETS_INTERSECTS, 1, 0, 2, 2},
+    {"math.greatest", F_MATH_GREATEST, 1, 0, 1, 255},
+    {"math.least", F_MATH_LEAST, 1, 0, 1, 255},
+    {"math.ceil", F_MATH_CEIL, 1, 0, 1, 1},
+    {"math.floor", F_MATH_FLOOR, 1, 0, 1, 1},
+    {"math.round", F_MATH_ROUND, 1, 0, 1, 1},
+    {"math.trunc", F_MATH_TRUNC, 1, 0, 1, 1},
+    {"math.abs", F_MATH_ABS, 1, 0, 1, 1},
+    {"math.sign", F_MATH_SIGN, 1, 0, 1, 1},
+    {"math.isInf", F_MATH_ISINF, 1, 0, 1, 1},
+    {"math.isNaN", F_MATH_ISNAN, 1, 0, 1, 1},
+    {"math.isFinite", F_MATH_ISFINITE, 1, 0, 1, 1},
+    {"math.sqrt", F_MATH_SQRT, 1, 0, 1, 1},
+    {"math.bitAnd", F_MATH_BITAND, 1, 0, 2, 2},
+    {"math.bitOr", F_MATH_BITOR, 1, 0, 2, 2},
+    {"math.bitXor", F_MATH_BITXOR, 1, 0, 2, 2},
+    {"math.bitNot", F_MATH_BITNOT, 1, 0, 1, 1},
+    {"math.bitShiftLeft", F_MATH_BITSHL, 1, 0, 2, 2},
+    {"math.bitShiftRight", F_MATH_BITSHR, 1, 0, 2, 2},
+    {"quantity", F_QUANTITY, 1, 0, 1, 1},
+    {"isQuantity", F_ISQUANTITY, 1, 0, 1, 1},
+    {"sign", F_QSIGN, 0, 1, 1, 1},
+    {"isInteger", F_QISINTEGER, 0, 1, 1, 1},
+    {"asInteger", F_QASINTEGER, 0, 1, 1, 1},
+    {"asApproximateFloat", F_QASFLOAT, 0, 1, 1, 1},
+    {"add", F_QADD, 0, 1, 2, 2},
+    {"sub", F_QSUB, 0, 1, 2, 2},
+    {"compareTo", F_COMPARETO, 0, 1, 2, 2},
+    {"isGreaterThan", F_ISGREATERTHAN, 0, 1, 2, 2},
+    {"isLessThan", F_ISLESSTHAN, 0, 1, 2, 2},
+    {"ip", F_IP, 1, 1, 1, 1},
+    {"isIP", F_ISIP, 1, 0, 1, 1},
+    {"ip.isCanonical", F_IP_ISCANONICAL, 1, 0, 1, 1},
+    {"family", F_IP_FAMILY, 0, 1, 1, 1},
+    {"isUnspecified", F_IP_ISUNSPECIFIED, 0, 1, 1, 1},
+    {"isLoopback", F_IP_ISLOOPBACK, 0, 1, 1, 1},
+    {"isLinkLocalMulticast", F_IP_ISLLM, 0, 1, 1, 1},
+    {"isLinkLocalUnicast", F_IP_ISLLU, 0, 1, 1, 1},
+    {"isGlobalUnicast", F_IP_ISGLOBAL, 0, 1, 1, 1},
+    {"cidr", F_CIDR, 1, 0, 1, 1},
+    {"isCIDR", F_ISCIDR, 1, 0, 1, 1},
+    {"containsIP", F_CIDR_CONTAINSIP, 0, 1, 2, 2},
+    {"containsCIDR", F_CIDR_CONTAINSCIDR, 0, 1, 2, 2},
+    {"prefixLength", F_CIDR_PREFIXLEN, 0, 1, 1, 1},
+    {"masked", F_CIDR_MASKED, 0, 1, 1, 1},
+    {"semver", F_SEMVER, 1, 0, 1, 2},
+    {"isSemver", F_ISSEMVER, 1, 0, 1, 2},
+    {"major", F_SEMVER_MAJOR, 0, 1, 1, 1},
+    {"minor", F_SEMVER_MINOR, 0, 1, 1, 1},
+    {"patch", F_SEMVER_PATCH, 0, 1, 1, 1},
+    {"optional.of", F_OPT_OF, 1, 0, 1, 1},
+    {"optional.none", F_OPT_NONE, 1, 0, 0, 0},
+    {"optional.ofNonZeroValue", F_OPT_OFNONZERO, 1, 0, 1, 1},
+    {"hasValue", F_OPT_HASVALUE, 0, 1, 1, 1},
+    {"value", F_OPT_VALUE, 0, 1, 1, 1},
+    {"orValue", F_OPT_ORVALUE, 0, 1, 2, 2},
+    {"or", F_OPT_OR, 0, 1, 2, 2},
+    {"base64.encode", F_B64_ENCODE, 1, 0, 1, 1},
+    {"base64.decode", F_B64_DECODE, 1, 0, 1, 1},
+    {"format.named", F_FORMAT_NAMED, 1, 0, 1, 1},
+    {"format.dns1123Label", F_FORMAT_CONST, 1, 0, 0, 0},
+    {"format.dns1123Subdomain", F_FORMAT_CONST, 1, 0, 0, 0},
+    {"format.dns1035Label", F_FORMAT_CONST, 1, 0, 0, 0},
+    {"format.qualifiedName", F_FORMAT_CONST, 1, 0, 0, 0},
+    {"format.dns1123LabelPrefix", F_FORMAT_CONST, 1, 0, 0, 0},
+    {"format.dns1123SubdomainPrefix", F_FORMAT_CONST, 1, 0, 0, 0},
+    {"format.dns1035LabelPrefix", F_FORMAT_CONST, 1, 0, 0, 0},
+    {"format.labelValue", F_FORMAT_CONST, 1, 0, 0, 0},
+    {"format.uri", F_FORMAT_CONST, 1, 0, 0, 0},
+    {"format.uuid", F_FORMAT_CONST, 1, 0, 0, 0},
+    {"format.byte", F_FORMAT_CONST, 1, 0, 0, 0},
+    {"format.date", F_FORMAT_CONST, 1, 0, 0, 0},
+    {"format.datetime", F_FORMAT_CONST, 1, 0, 0, 0},
+    {"validate", F_FORMAT_VALIDATE, 0, 1, 2, 2},
+    {"url", F_URL, 1, 0, 1, 1},
+    {"isURL", F_ISURL, 1, 0, 1, 1},
+    {"getScheme", F_URL_SCHEME, 0, 1, 1, 1},
+    {"getHost", F_URL_HOST, 0, 1, 1, 1},
+    {"getHostname", F_URL_HOSTNAME, 0, 1, 1, 1},
+    {"getPort", F_URL_PORT, 0, 1, 1, 1},
+    {"getEscapedPath", F_URL_PATH, 0, 1, 1, 1},
+    {"getQuery", F_URL_QUERY, 0, 1, 1, 1},
     {NULL, 0, 0, 0, 0, 0},
 };
 
@@ -777,6 +877,70 @@ static cel_node *finish_call(parser *p, const char *name, size_t nlen, size_t of
             cm = CM_MAP;
         else if (na == 3 && span_is(name, nlen, "filter"))
             cm = CM_FILTER;
+        else if (na == 3 && span_is(name, nlen, "optMap"))
+            cm = CM_OPTMAP;
+        else if (na == 3 && span_is(name, nlen, "optFlatMap"))
+            cm = CM_OPTFLATMAP;
+        /* cel.bind(x, init, body) */
+        if (cm < 0 && na == 4 && span_is(name, nlen, "bind") && is_simple_ident(call->args[0]) &&
+            strcmp(call->args[0]->name, "cel") == 0)
+            cm = CM_BIND;
+        /* two-variable comprehensions: all(i, v, p), exists(i, v, p),
+         * existsOne(i, v, p), transformList(i, v, [filter,] t),
+         * transformMap(k, v, [filter,] t) */
+        if (cm < 0 && na == 4 && span_is(name, nlen, "all"))
+            cm = CM_ALL2;
+        else if (cm < 0 && na == 4 && span_is(name, nlen, "exists"))
+            cm = CM_EXISTS2;
+        else if (cm < 0 && na == 4 &&
+                 (span_is(name, nlen, "existsOne") || span_is(name, nlen, "exists_one")))
+            cm = CM_EXISTS_ONE2;
+        else if (cm < 0 && (na == 4 || na == 5) && span_is(name, nlen, "transformList"))
+            cm = CM_TLIST;
+        else if (cm < 0 && (na == 4 || na == 5) && span_is(name, nlen, "transformMap"))
+            cm = CM_TMAP;
+        else if (cm < 0 && (na == 4 || na == 5) && span_is(name, nlen, "transformMapEntry"))
+            cm = CM_TMAPENTRY;
+        if (cm == CM_BIND || (cm >= CM_ALL2 && cm <= CM_TMAPENTRY)) {
+            bool bind = cm == CM_BIND;
+            cel_node *v1 = call->args[1], *v2 = bind ? NULL : call->args[2];
+            if (!is_simple_ident(v1) || strchr(v1->name, '.') ||
+                (v2 && (!is_simple_ident(v2) || strchr(v2->name, '.')))) {
+                bool bad1 = !is_simple_ident(v1) || strchr(v1->name, '.');
+                perr(p, GR_EPARSE, bad1 || !v2 ? v1->off : v2->off,
+                     "argument must be a simple name");
+                return NULL;
+            }
+            if (v2 && strcmp(v1->name, v2->name) == 0) {
+                perr(p, GR_EPARSE, v2->off, "duplicate variable name: %s", v2->name);
+                return NULL;
+            }
+            size_t first = bind ? 2 : 3; /* first non-variable argument */
+            cel_node *c = node_new(p, N_COMP, off, bind ? 2 : 1 + (na - first));
+            if (!c)
+                return NULL;
+            c->fn = (uint16_t)cm;
+            if (node_set_name(p, c, v1->name, v1->namelen) != GR_OK)
+                return NULL;
+            if (v2) {
+                c->name2 = strdup(v2->name);
+                if (!c->name2) {
+                    perr(p, GR_ENOMEM, off, "out of memory");
+                    return NULL;
+                }
+            }
+            if (bind) {
+                if (!node_arg(p, c, 0, call->args[2]) || !node_arg(p, c, 1, call->args[3]))
+                    return NULL;
+                return c;
+            }
+            if (!node_arg(p, c, 0, call->args[0]))
+                return NULL;
+            for (size_t i = first; i < na; i++)
+                if (!node_arg(p, c, i - first + 1, call->args[i]))
+                    return NULL;
+            return c;
+        }
         if (cm >= 0) {
             cel_node *v = call->args[1];
             if (!is_simple_ident(v) || strchr(v->name, '.')) {
@@ -797,6 +961,22 @@ static cel_node *finish_call(parser *p, const char *name, size_t nlen, size_t of
             return c;
         }
     }
+    if (receiver && is_simple_ident(call->args[0])) {
+        /* `math.greatest(1, 2)` parses as a receiver call on `math`: a
+         * namespaced global function when one has that qualified name. */
+        const cel_node *ns = call->args[0];
+        char qn[64];
+        int ql = snprintf(qn, sizeof(qn), "%s.%.*s", ns->name, (int)nlen, name);
+        if (ql > 0 && (size_t)ql < sizeof(qn) && lookup_fn(qn, (size_t)ql, false, na - 1)) {
+            cel_node *g = node_new(p, N_CALL, ns->off, 0);
+            if (!g)
+                return NULL;
+            for (size_t i = 1; i < na; i++)
+                if (!node_push(p, g, call->args[i]))
+                    return NULL;
+            return finish_call(p, qn, (size_t)ql, ns->off, false, g);
+        }
+    }
     call->fn = (uint16_t)lookup_fn(name, nlen, receiver, na);
     if (receiver)
         call->flags |= NF_RECEIVER;
@@ -810,8 +990,8 @@ static cel_node *finish_call(parser *p, const char *name, size_t nlen, size_t of
              na - (receiver ? 1 : 0) == 1 ? "" : "s");
         return NULL;
     }
-    if (call->fn == F_MATCHES && call->args[1]->op == N_CONST &&
-        call->args[1]->cval.kind == GR_CEL_STRING) {
+    if ((call->fn == F_MATCHES || call->fn == F_FIND || call->fn == F_FINDALL) &&
+        call->args[1]->op == N_CONST && call->args[1]->cval.kind == GR_CEL_STRING) {
         size_t plen;
         const char *pat = cel_sv(&call->args[1]->cval, &plen);
         char msg[200];
@@ -902,10 +1082,12 @@ static cel_node *parse_literal_num(parser *p, bool neg)
     return nd;
 }
 
+/* Field and method names: identifiers, including the reserved words (the
+ * grammar lexes them as IDENTIFIER), but not the keywords `true`, `false`,
+ * `null` and `in`, which are tokens of their own (cel-go rejects `x.null`). */
 static bool is_field_tok(int t)
 {
-    return t == T_IDENT || t == T_RESERVED || t == T_TRUE || t == T_FALSE || t == T_NULL ||
-           t == T_IN;
+    return t == T_IDENT || t == T_RESERVED;
 }
 
 /* Message construction: the current token is the first identifier `t` of a
@@ -934,6 +1116,7 @@ static cel_node *parse_struct(parser *p, const tok *t, bool rootdot, size_t k)
     if (accept(p, '}'))
         return st;
     for (;;) {
+        bool opt = accept(p, '?');
         tok *f = cur(p);
         char buf[64];
         if (!is_field_tok(f->t)) {
@@ -953,6 +1136,8 @@ static cel_node *parse_struct(parser *p, const tok *t, bool rootdot, size_t k)
         if (!fn)
             return NULL;
         fn->cval = cel_str_new(GR_CEL_STRING, p->src + f->off, f->len);
+        if (opt)
+            fn->flags |= NF_OPT_ENTRY;
         if (cel_is_err(&fn->cval)) {
             perr(p, GR_ENOMEM, f->off, "out of memory");
             return NULL;
@@ -1015,8 +1200,11 @@ static cel_node *parse_primary(parser *p, bool neg_literal)
         if (accept(p, ']'))
             return nd;
         for (;;) {
+            bool opt = accept(p, '?');
             if (!node_push(p, nd, parse_expr(p)))
                 return NULL;
+            if (opt)
+                nd->args[nd->nargs - 1]->flags |= NF_OPT_ENTRY;
             if (accept(p, ',')) {
                 if (accept(p, ']'))
                     return nd;
@@ -1033,8 +1221,11 @@ static cel_node *parse_primary(parser *p, bool neg_literal)
         if (accept(p, '}'))
             return nd;
         for (;;) {
+            bool opt = accept(p, '?');
             if (!node_push(p, nd, parse_expr(p)))
                 return NULL;
+            if (opt)
+                nd->args[nd->nargs - 1]->flags |= NF_OPT_ENTRY;
             if (!expect(p, ':', "':'"))
                 return NULL;
             if (!node_push(p, nd, parse_expr(p)))
@@ -1102,11 +1293,11 @@ static cel_node *parse_member(parser *p, bool neg_literal)
         tok *t = cur(p);
         if (t->t == '.') {
             p->pos++;
+            bool opt = accept(p, '?');
             tok *f = cur(p);
             const char *name;
             size_t nlen;
-            if (f->t == T_IDENT || f->t == T_RESERVED || f->t == T_TRUE || f->t == T_FALSE ||
-                f->t == T_NULL || f->t == T_IN) {
+            if (is_field_tok(f->t)) {
                 name = p->src + f->off;
                 nlen = f->len;
             } else if (f->t == T_QIDENT) {
@@ -1121,7 +1312,7 @@ static cel_node *parse_member(parser *p, bool neg_literal)
                 return NULL;
             }
             p->pos++;
-            if (f->t != T_QIDENT && cur(p)->t == '(') {
+            if (!opt && f->t != T_QIDENT && cur(p)->t == '(') {
                 p->pos++;
                 cel_node *call = node_new(p, N_CALL, f->off, 0);
                 if (!node_push(p, call, e) || !parse_args(p, call, ')'))
@@ -1132,10 +1323,15 @@ static cel_node *parse_member(parser *p, bool neg_literal)
             cel_node *s = node_new(p, N_SELECT, t->off, 1);
             if (!node_arg(p, s, 0, e) || node_set_name(p, s, name, nlen) != GR_OK)
                 return NULL;
+            if (opt)
+                s->flags |= NF_OPTIONAL;
             e = s;
         } else if (t->t == '[') {
             p->pos++;
+            bool opt = accept(p, '?');
             cel_node *ix = node_new(p, N_INDEX, t->off, 2);
+            if (ix && opt)
+                ix->flags |= NF_OPTIONAL;
             if (!node_arg(p, ix, 0, e) || !node_arg(p, ix, 1, parse_expr(p)) ||
                 !expect(p, ']', "']'"))
                 return NULL;
@@ -1473,9 +1669,10 @@ static bool chain_name(const cel_node *nd, gr_buf *b, const cel_node **root)
 
 /* Turn nd into a resolved reference to `name` (declared variable, type or
  * undeclared). Returns false when nothing matched and `must` is false. */
-static bool bind_name(parser *p, cel_node *nd, const char *name, size_t n, bool must)
+static bool bind_name(parser *p, cel_node *nd, const char *name, size_t n, bool must, bool abs)
 {
-    int d = find_decl_c(p, name, n);
+    /* A root-scoped name (`.y`) ignores the container. */
+    int d = abs ? find_decl(p->prog, name, n) : find_decl_c(p, name, n);
     if (d >= 0) {
         nd->op = N_VAR;
         nd->slot = d;
@@ -1522,7 +1719,7 @@ static void resolve(parser *p, cel_node *nd, const scope *sc)
             nd->slot = l->slot;
             return;
         }
-        bind_name(p, nd, nd->name, nd->namelen, true);
+        bind_name(p, nd, nd->name, nd->namelen, true, (nd->flags & NF_ROOTDOT) != 0);
         return;
     }
     case N_SELECT:
@@ -1531,7 +1728,7 @@ static void resolve(parser *p, cel_node *nd, const scope *sc)
             const cel_node *root = NULL;
             if (chain_name(nd, &b, &root) && root &&
                 ((root->flags & NF_ROOTDOT) || !find_local(sc, root->name)) &&
-                bind_name(p, nd, gr_buf_cstr(&b), b.len, false)) {
+                bind_name(p, nd, gr_buf_cstr(&b), b.len, false, (root->flags & NF_ROOTDOT) != 0)) {
                 gr_buf_free(&b);
                 return;
             }
@@ -1548,8 +1745,13 @@ static void resolve(parser *p, cel_node *nd, const scope *sc)
         resolve(p, nd->args[0], sc);
         scope s = {nd->name, p->prog->nlocals++, sc};
         nd->slot = s.slot;
+        scope s2 = {nd->name2, 0, &s};
+        if (nd->name2) {
+            s2.slot = p->prog->nlocals++;
+            nd->slot2 = s2.slot;
+        }
         for (size_t i = 1; i < nd->nargs; i++)
-            resolve(p, nd->args[i], &s);
+            resolve(p, nd->args[i], nd->name2 ? &s2 : &s);
         return;
     }
     default:

@@ -40,8 +40,10 @@ static void free_heap(gr_cel_val *v)
             gr_cel_val_release(&l->items[i]);
     } else if (v->kind == GR_CEL_MAP || v->kind == GR_CEL_OBJECT) {
         cel_map *m = v->u.p;
-        for (size_t i = 0; i < 2 * m->n; i++)
-            gr_cel_val_release(&m->ent[i]);
+        for (size_t i = 0; i < m->n; i++) { /* n may have shrunk (optional entries) */
+            gr_cel_val_release(&m->keys[i]);
+            gr_cel_val_release(&m->vals[i]);
+        }
         free(m->tname);
     }
     free(v->u.p);
@@ -1115,9 +1117,13 @@ int cel_equal(const gr_cel_val *a, const gr_cel_val *b)
         }
         return eq;
     }
-    case GR_CEL_OBJECT:
+    case GR_CEL_OBJECT: {
         if (strcmp(gr_cel_val_type_name(a), gr_cel_val_type_name(b)) != 0)
             return 0;
+        int qc;
+        if (cel_lib_opaque_cmp(a, b, &qc) == 0) /* Quantity/Semver equality: same value */
+            return qc == 0;
+    }
         __attribute__((fallthrough));
     case GR_CEL_MAP: {
         if (cel_map_len(a) != cel_map_len(b))

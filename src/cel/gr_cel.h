@@ -18,9 +18,11 @@
  *     gr_cel_program_free(prog);
  *
  * Supported language: see docs/cel.md (the full CEL grammar, the standard
- * macros and functions, durations/timestamps, and the Kubernetes string
- * extension library). Without a type checker, type errors surface at
- * evaluation time (CEL's runtime semantics: "no such overload").
+ * macros and functions, durations/timestamps with IANA time zones, and the
+ * libraries kube-apiserver 1.36 enables for CRD validation rules: strings,
+ * lists, sets, regex, URLs, IP/CIDR, quantity, semver, two-variable
+ * comprehensions, optional types; plus cel-go's math and cel.bind). Without a type checker, type
+ * errors surface at evaluation time (CEL's runtime semantics: "no such overload").
  *
  * JSON numbers. A JSON number written without fraction or exponent (jansson
  * JSON_INTEGER) becomes a CEL `int`; any other number (JSON_REAL) becomes a

@@ -26,6 +26,8 @@ struct gr_kube_client {
     char *connect_to; /* CURLOPT_CONNECT_TO entry for tls-server-name */
     char user_agent[128];
     atomic_uint_fast64_t nreq;
+    const gr_kube_backend *be; /* NULL = libcurl */
+    void *bctx;
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -176,10 +178,57 @@ int gr_kube_client_new(const gr_kube_config *cfg, gr_kube_client **out, gr_err *
     return GR_OK;
 }
 
+int gr_kube_client_new_backend(const gr_kube_config *cfg, const gr_kube_backend *be, void *bctx,
+                               gr_kube_client **out, gr_err *err)
+{
+    *out = NULL;
+    if (!be || !be->request || !be->request_stream)
+        return gr_err_set(err, GR_EINVAL, "kube backend: request and request_stream are required");
+    gr_kube_client *c = calloc(1, sizeof *c);
+    if (!c)
+        return gr_err_set(err, GR_ENOMEM, "out of memory");
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+        pthread_mutex_init(&c->share_locks[i], NULL);
+    pthread_mutex_init(&c->mu, NULL);
+    char server[96];
+    snprintf(server, sizeof server, "backend:%s", be->name ? be->name : "custom");
+    gr_kube_config ph = {0};
+    if (cfg)
+        ph = *cfg;
+    if (!ph.server)
+        ph.server = server;
+    if (!cfg)
+        ph.qps = -1; /* a placeholder config: no client-side rate limit */
+    if (copy_config(&c->cfg, &ph) != GR_OK) {
+        gr_kube_client_free(c);
+        return gr_err_set(err, GR_ENOMEM, "out of memory");
+    }
+    if (c->cfg.qps == 0)
+        c->cfg.qps = GR_KUBE_DEFAULT_QPS;
+    if (c->cfg.burst <= 0)
+        c->cfg.burst = GR_KUBE_DEFAULT_BURST;
+    if (c->cfg.timeout_ms <= 0)
+        c->cfg.timeout_ms = GR_KUBE_DEFAULT_TIMEOUT_MS;
+    gr_kube_bucket_init(&c->bucket, c->cfg.qps, c->cfg.burst);
+    snprintf(c->user_agent, sizeof c->user_agent, "%s",
+             c->cfg.user_agent ? c->cfg.user_agent : "gpuready/" GR_VERSION);
+    c->be = be;
+    c->bctx = bctx;
+    *out = c;
+    return GR_OK;
+}
+
+const char *gr_kube_client_backend(const gr_kube_client *c)
+{
+    return c->be ? (c->be->name ? c->be->name : "custom") : "curl";
+}
+
 void gr_kube_client_free(gr_kube_client *c)
 {
     if (!c)
         return;
+    if (c->be && c->be->free)
+        c->be->free(c->bctx);
     for (size_t i = 0; i < c->npool; i++)
         curl_easy_cleanup(c->pool[i]);
     if (c->share)
@@ -451,7 +500,17 @@ int gr_kube_request(gr_kube_client *c, const char *method, const char *path,
         gr_buf_reset(resp);
         xfer x = {0};
         x.body = resp;
-        int rc = perform(c, method, path, content_type, body, body_len, o, 0, &x, err);
+        int rc;
+        if (c->be) {
+            rc = throttle(c, o);
+            if (rc != GR_OK)
+                return gr_err_set(err, rc, "%s %s: canceled", method, path);
+            atomic_fetch_add(&c->nreq, 1);
+            rc = c->be->request(c->bctx, method, path, content_type, body, body_len, o, resp,
+                                &x.http, &x.retry_after, err);
+        } else {
+            rc = perform(c, method, path, content_type, body, body_len, o, 0, &x, err);
+        }
         if (http)
             *http = x.http;
         if (rc != GR_OK) {
@@ -487,7 +546,19 @@ int gr_kube_request_stream(gr_kube_client *c, const char *method, const char *pa
     x.body = &errbody;
     x.on_data = on_data;
     x.ctx = ctx;
-    int rc = perform(c, method, path, NULL, NULL, 0, o, idle_s, &x, err);
+    int rc;
+    if (c->be) {
+        rc = throttle(c, o);
+        if (rc != GR_OK) {
+            gr_buf_free(&errbody);
+            return gr_err_set(err, rc, "%s %s: canceled", method, path);
+        }
+        atomic_fetch_add(&c->nreq, 1);
+        rc = c->be->request_stream(c->bctx, method, path, o, idle_s, on_data, ctx, &x.http,
+                                   &errbody, err);
+    } else {
+        rc = perform(c, method, path, NULL, NULL, 0, o, idle_s, &x, err);
+    }
     if (http)
         *http = x.http;
     if (rc == GR_OK && (x.http < 200 || x.http >= 300))

@@ -218,6 +218,43 @@ const gr_kube_config *gr_kube_client_config(const gr_kube_client *c);
 /* Requests sent so far (for tests/metrics). */
 uint64_t gr_kube_client_requests(const gr_kube_client *c);
 
+/* ---- backend table ------------------------------------------------------
+ * The two lowest calls (gr_kube_request, gr_kube_request_stream) dispatch
+ * through the client's backend. The default backend is libcurl (the
+ * production transport); gr_kube_client_new_backend() installs another one,
+ * e.g. the in-memory API server of gr_kube_fake.h. A backend answers with
+ * the raw HTTP exchange: the client keeps the retry (429/Retry-After) and
+ * Status mapping, so every verb behaves the same on every backend.
+ *
+ * request: fill *http (status code), resp (the body, any status; capped by
+ * resp->max: return GR_ETOOBIG past it) and *retry_after_s (0 when none).
+ * Return GR_OK when an HTTP answer was produced, or a transport error
+ * (GR_EIO, GR_ETIMEDOUT, GR_ECANCELED when o->cancel became non-zero).
+ * request_stream: pass a 2xx body to on_data chunk by chunk (on_data's
+ * non-zero return stops the stream: return GR_ECANCELED or its negative
+ * value); a non-2xx body goes into errbody. Blocks until the stream ends,
+ * o->cancel is set, or idle_s (> 0) passes without data (GR_ETIMEDOUT). */
+typedef struct gr_kube_backend {
+    const char *name; /* "curl", "fake" */
+    int (*request)(void *bctx, const char *method, const char *path, const char *content_type,
+                   const char *body, size_t body_len, const gr_kube_opts *o, gr_buf *resp,
+                   long *http, long *retry_after_s, gr_err *err);
+    int (*request_stream)(void *bctx, const char *method, const char *path, const gr_kube_opts *o,
+                          long idle_s, int (*on_data)(void *ctx, const char *data, size_t len),
+                          void *ctx, long *http, gr_buf *errbody, gr_err *err);
+    void (*free)(void *bctx); /* optional: called by gr_kube_client_free() */
+} gr_kube_backend;
+
+/* A client whose transport is `be` (borrowed; static tables are typical)
+ * with context bctx (owned by the client when be->free is set, else
+ * borrowed). cfg may be NULL (a placeholder config, server "backend:<name>",
+ * no client-side rate limit); otherwise QPS/burst from cfg apply as with
+ * curl (cfg->qps < 0 disables the limit). */
+int gr_kube_client_new_backend(const gr_kube_config *cfg, const gr_kube_backend *be, void *bctx,
+                               gr_kube_client **out, gr_err *err);
+/* The backend's name ("curl" for the default). */
+const char *gr_kube_client_backend(const gr_kube_client *c);
+
 /* Raw request. path begins with '/' and includes any query. body may be
  * NULL. The response body (any status) goes into resp (capped by
  * o->max_response). *http (optional) receives the status code. Non-2xx
