@@ -25,6 +25,7 @@
 #include "gr_kube_probe.h"
 #include "gr_kube_rest.h"
 #include "gr_log.h"
+#include "gr_nvcre_job_ctl.h" /* Job controller (issue 15) */
 
 #define MOD            "manager"
 #define LEASE_NAME     "240fe9c6.nvidia.com"
@@ -333,12 +334,25 @@ static void identity(char *out, size_t n)
  * measurement_max_concurrent) register here: declare their caches
  * (gr_kube_mgr_cache, optional for CRDs of other projects such as Kubeflow
  * TrainJob), add controllers (gr_kube_mgr_add_controller) and their watches.
- * None exists yet (issue 14 delivers the runtime and the binary). */
+ * Each controller keeps its registration in one block below. */
+
+/* --- Job controller (issue 15, src/nvcre/gr_nvcre_job_ctl.h) --- */
+static gr_nvcre_job_ctl *g_job_ctl;
+
+static int register_job_controller(gr_kube_mgr *m, const flags *f, gr_err *err)
+{
+    gr_nvcre_job_ctl_opts o = {.workers = (int)f->max_concurrent,
+                               .creation_deadline_ns = f->workload_creation_deadline_ns,
+                               .ns = f->nnamespaces == 1 ? f->namespaces[0] : NULL};
+    return gr_nvcre_job_ctl_register(m, &o, &g_job_ctl, err);
+}
+/* --- end Job controller --- */
+
 static int register_controllers(gr_kube_mgr *m, const flags *f, gr_err *err)
 {
-    (void)m;
-    (void)f;
-    (void)err;
+    int rc = register_job_controller(m, f, err);
+    if (rc != GR_OK)
+        return rc;
     return GR_OK;
 }
 
@@ -464,7 +478,8 @@ int main(int argc, char **argv)
                GR_KV_END);
         exit_code = 1;
     }
-    gr_kube_mgr_free(m); /* graceful: drain, release the lease */
+    gr_kube_mgr_free(m);              /* graceful: drain, release the lease */
+    gr_nvcre_job_ctl_free(g_job_ctl); /* Job controller: after the manager stopped */
     gr_log(GR_LOG_INFO, MOD, "manager stopped", GR_KV_INT("exit", exit_code), GR_KV_END);
     return exit_code;
 }

@@ -855,7 +855,7 @@ static void test_events(void **state)
     assert_int_equal(gr_kube_event(ev, obj, "Warning", "Broken", "it broke", &err), GR_OK);
     assert_int_equal(gr_kube_event(ev, obj, "Warning", "Broken", "it broke", &err), GR_OK);
     assert_int_equal(gr_kube_event(ev, obj, "Normal", "Fixed", "it works", &err), GR_OK);
-    json_t *all = gr_kube_fake_list(f, &GR_KUBE_EVENTS, "ns");
+    json_t *all = gr_kube_fake_list(f, &GR_KUBE_CORE_EVENTS, "ns");
     assert_int_equal(json_array_size(all), 2);
     json_t *e;
     size_t i;
@@ -876,12 +876,12 @@ static void test_events(void **state)
     assert_true(saw2);
     json_decref(all);
     /* an expired Event: the next repeat starts a new one */
-    json_t *evs = gr_kube_fake_list(f, &GR_KUBE_EVENTS, "ns");
+    json_t *evs = gr_kube_fake_list(f, &GR_KUBE_CORE_EVENTS, "ns");
     json_array_foreach(evs, i, e) gr_kube_delete(
-        c, &GR_KUBE_EVENTS, "ns", gr_kube_obj_meta(e, "name"), NULL, NULL, NULL, NULL);
+        c, &GR_KUBE_CORE_EVENTS, "ns", gr_kube_obj_meta(e, "name"), NULL, NULL, NULL, NULL);
     json_decref(evs);
     assert_int_equal(gr_kube_event(ev, obj, "Warning", "Broken", "it broke", &err), GR_OK);
-    all = gr_kube_fake_list(f, &GR_KUBE_EVENTS, "ns");
+    all = gr_kube_fake_list(f, &GR_KUBE_CORE_EVENTS, "ns");
     assert_int_equal(json_array_size(all), 1);
     json_decref(all);
     /* messages are capped at 1024 bytes with the suffix, on a UTF-8 boundary */
