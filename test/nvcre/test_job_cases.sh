@@ -6,6 +6,9 @@
 # NVCRE Job CRD, then runs every case under test/cases/job with
 # gpuready-manager as the child (--workload-creation-deadline=8s, so the
 # deadline cases finish in seconds) and requires "N passed, 0 failed".
+# Then test/cases/job-rbac runs with the manager as the cluster's user
+# gr-lowpriv (job_lowpriv_rbac.yaml: everything but creating TrainJobs), so
+# that a real RBAC denial meets the SelfSubjectAccessReview.
 set -uo pipefail
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd -- "$here/../.." && pwd)
@@ -45,3 +48,13 @@ cat "$out"
 n=$(find "$root/test/cases/job" -name input_config.yaml | wc -l)
 last=$(tail -n 1 "$out")
 [[ $rc -eq 0 && $last == "$n passed, 0 failed" ]] || { echo "FAIL: runner exited $rc; last line '$last', want '$n passed, 0 failed'"; exit 1; }
+
+kc apply -f "$here/job_lowpriv_rbac.yaml" >/dev/null || { echo "FAIL: RBAC for gr-lowpriv"; exit 1; }
+GR_SOURCE_DIR=$root "$runner" --manager "exec '$manager' --kubeconfig '$GR_KUBECONFIG_LOWPRIV' \
+--workload-creation-deadline=8s --metrics-bind-address 127.0.0.1:\$GR_METRICS_PORT \
+--health-probe-bind-address 127.0.0.1:\$GR_HEALTH_PORT" "$root/test/cases/job-rbac" >"$out" 2>&1
+rc=$?
+cat "$out"
+n=$(find "$root/test/cases/job-rbac" -name input_config.yaml | wc -l)
+last=$(tail -n 1 "$out")
+[[ $rc -eq 0 && $last == "$n passed, 0 failed" ]] || { echo "FAIL: (gr-lowpriv) runner exited $rc; last line '$last', want '$n passed, 0 failed'"; exit 1; }
