@@ -40,6 +40,9 @@ struct gr_nvcre_job_ctl {
     char logs_dir[1024];
     pthread_mutex_t mu;
     json_t *failures; /* "ns/name" → consecutive failed creates */
+    json_t *created;  /* "ns/name" → uid of the workload this process created */
+    void (*observe)(void *ctx, double seconds);
+    void *observe_ctx;
     gr_nvcre_job_counters counters;
 };
 
@@ -339,12 +342,20 @@ static void try_create(gr_nvcre_job_ctl *jc, const json_t *job, const char *key,
     gr_kube_opts ko = {.field_manager = FIELD_MANAGER};
     gr_kube_status st;
     gr_kube_status_clear(&st);
-    int rc = gr_kube_create(jc->c, &jc->wl_gvr, ns, obj, &ko, NULL, &st, &err);
+    json_t *made = NULL;
+    int rc = gr_kube_create(jc->c, &jc->wl_gvr, ns, obj, &ko, &made, &st, &err);
     json_decref(obj);
     snprintf(msg, msgsz, "%s", st.message[0] ? st.message : err.msg);
     o->create_msg = msg;
     if (rc == GR_OK) {
         o->create = GR_NVCRE_CREATE_OK;
+        /* Remember it: if the status write that records it loses a race,
+         * the next attempt's 409 is our own create, not an adoption. */
+        const char *wuid = sget(json_object_get(made, "metadata"), "uid", NULL);
+        pthread_mutex_lock(&jc->mu);
+        if (wuid)
+            json_object_set_new(jc->created, key, json_string(wuid));
+        pthread_mutex_unlock(&jc->mu);
     } else if (st.reason == GR_KUBE_REASON_ALREADY_EXISTS) {
         /* Live read: the cache may not have it yet (upstream #384/#385). */
         json_t *live = NULL;
@@ -352,7 +363,12 @@ static void try_create(gr_nvcre_job_ctl *jc, const json_t *job, const char *key,
             GR_OK) {
             o->create = GR_NVCRE_CREATE_TRANSIENT;
         } else if (gr_nvcre_job_owns(live, uid)) {
-            o->create = GR_NVCRE_CREATE_ADOPTED;
+            const char *wuid = sget(json_object_get(live, "metadata"), "uid", NULL);
+            pthread_mutex_lock(&jc->mu);
+            const char *mine = json_string_value(json_object_get(jc->created, key));
+            int ours = mine && wuid && strcmp(mine, wuid) == 0;
+            pthread_mutex_unlock(&jc->mu);
+            o->create = ours ? GR_NVCRE_CREATE_OK : GR_NVCRE_CREATE_ADOPTED;
         } else if (gr_kube_is_deleting(live)) {
             o->create = GR_NVCRE_CREATE_FOREIGN_DELETING;
         } else {
@@ -366,6 +382,7 @@ static void try_create(gr_nvcre_job_ctl *jc, const json_t *job, const char *key,
     } else {
         o->create = GR_NVCRE_CREATE_TRANSIENT;
     }
+    json_decref(made);
     int ok = o->create == GR_NVCRE_CREATE_OK || o->create == GR_NVCRE_CREATE_ADOPTED;
     o->create_failures = failures_bump(jc, key, ok);
 }
@@ -555,8 +572,20 @@ static int reconcile_job(gr_nvcre_job_ctl *jc, const char *key, json_t *job, int
         gr_kube_status st;
         gr_kube_status_clear(&st);
         rc = gr_kube_update_status(jc->c, &JOBS, ns, job, NULL, NULL, &st, err);
+        if (rc != GR_OK && st.reason == GR_KUBE_REASON_CONFLICT) {
+            /* Our cached copy was stale: the newer version's watch event
+             * re-enqueues the Job; decide again then (nothing was written,
+             * so no Event either). */
+            *requeue = GR_NVCRE_JOB_REQUEUE_IMMEDIATE_NS;
+            return GR_OK;
+        }
         if (rc != GR_OK)
-            return rc; /* a conflict retries with a fresh read */
+            return rc;
+    }
+    if (!json_object_get(status, GR_NVCRE_F_WORKLOAD_REF) || gr_nvcre_job_terminal(status)) {
+        pthread_mutex_lock(&jc->mu);
+        json_object_del(jc->created, key);
+        pthread_mutex_unlock(&jc->mu);
     }
     /* Events only after the status write succeeded (ADR-080). */
     if (out.phase_event)
@@ -589,6 +618,9 @@ static int reconcile(void *ctx, const char *key, int64_t *requeue_after_ns, gr_e
     int rc = gr_kube_cache_get(jc->jobs, key, &job, NULL);
     if (rc == GR_ENOTFOUND) {
         failures_bump(jc, key, 1);
+        pthread_mutex_lock(&jc->mu);
+        json_object_del(jc->created, key);
+        pthread_mutex_unlock(&jc->mu);
         return GR_OK;
     }
     if (rc == GR_OK)
@@ -604,6 +636,8 @@ static int reconcile(void *ctx, const char *key, int64_t *requeue_after_ns, gr_e
     else
         jc->counters.reconcile_success++;
     pthread_mutex_unlock(&jc->mu);
+    if (jc->observe)
+        jc->observe(jc->observe_ctx, secs);
     return rc;
 }
 
@@ -622,8 +656,11 @@ int gr_nvcre_job_ctl_register(gr_kube_mgr *m, const gr_nvcre_job_ctl_opts *o,
         return gr_err_set(err, GR_ENOMEM, "out of memory");
     pthread_mutex_init(&jc->mu, NULL);
     jc->failures = json_object();
+    jc->created = json_object();
     jc->m = m;
     jc->c = gr_kube_mgr_client(m);
+    jc->observe = o ? o->observe : NULL;
+    jc->observe_ctx = o ? o->observe_ctx : NULL;
     jc->deadline_ns = o && o->creation_deadline_ns > 0 ? o->creation_deadline_ns
                                                        : GR_NVCRE_JOB_CREATION_DEADLINE_NS;
     const char *logs = o && o->pod_logs_dir ? o->pod_logs_dir : getenv("GR_POD_LOGS_DIR");
@@ -692,6 +729,7 @@ void gr_nvcre_job_ctl_free(gr_nvcre_job_ctl *jc)
         return;
     gr_kube_events_free(jc->events);
     json_decref(jc->failures);
+    json_decref(jc->created);
     pthread_mutex_destroy(&jc->mu);
     free(jc);
 }

@@ -53,6 +53,10 @@ typedef struct gr_nvcre_job_ctl_opts {
     int64_t creation_deadline_ns; /* --workload-creation-deadline; 0 = 10 min */
     const char *ns;               /* watch one namespace; NULL = all */
     const char *pod_logs_dir;     /* NULL = $GR_POD_LOGS_DIR, "" = API only */
+    /* Optional: called after every reconcile with its duration (benchmarks);
+     * from the worker threads, must be thread-safe. */
+    void (*observe)(void *ctx, double seconds);
+    void *observe_ctx;
 } gr_nvcre_job_ctl_opts;
 
 int gr_nvcre_job_ctl_register(gr_kube_mgr *m, const gr_nvcre_job_ctl_opts *o,

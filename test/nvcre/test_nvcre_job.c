@@ -571,6 +571,20 @@ static void test_terminal(void **state)
     assert_true(gr_nvcre_failed_node_reason_known(cstr(json_array_get(fn, 0), "reason")));
     assert_string_equal(cstr(json_array_get(fn, 0), "message"),
                         "Workload team-a/my-job-workload failed: jobset failed");
+    /* JOB-79: the Job status holds no references to its GoodputMeasurement
+     * or BandwidthMeasurement (they point at the Job via spec.jobRef). */
+    static const char *const allowed[] = {"conditions", "workloadRef", "workloadStartTime",
+                                          "failedNodes", "failureLog"};
+    const char *k;
+    json_t *v;
+    json_object_foreach(st, k, v)
+    {
+        int ok = 0;
+        for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
+            ok |= strcmp(k, allowed[i]) == 0;
+        if (!ok)
+            fail_msg("unexpected status field %s", k);
+    }
     json_decref(st);
 
     /* Failed without detail; deleted workload. */
