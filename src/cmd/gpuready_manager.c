@@ -414,6 +414,12 @@ int main(int argc, char **argv)
         return 1;
     }
     cfg.http2 = f.enable_http2;
+    /* controller-runtime's client defaults (client-go's 5/10 would hold
+     * 2,000 Jobs' writes to minutes; issue 15's benchmark). */
+    if (cfg.qps == 0)
+        cfg.qps = 20;
+    if (cfg.burst == 0)
+        cfg.burst = 30;
     if (!cfg.user_agent)
         cfg.user_agent = strdup("gpuready-manager/" GR_VERSION);
     gr_kube_client *c = NULL;
