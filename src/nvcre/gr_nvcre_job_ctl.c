@@ -435,7 +435,12 @@ static int finalize(gr_nvcre_job_ctl *jc, const json_t *job, const char *ns, con
     }
     bool changed = false;
     rc = gr_kube_finalizer_drop(jc->c, &JOBS, ns, name, GR_NVCRE_FINALIZER_JOB, &changed, err);
-    failures_bump(jc, sget(json_object_get(job, "metadata"), "name", NULL), 1);
+    char key[GR_KUBE_KEY_MAX];
+    snprintf(key, sizeof key, "%s/%s", ns, name);
+    failures_bump(jc, key, 1);
+    pthread_mutex_lock(&jc->mu);
+    json_object_del(jc->created, key);
+    pthread_mutex_unlock(&jc->mu);
     return rc == GR_ENOTFOUND ? GR_OK : rc;
 }
 
