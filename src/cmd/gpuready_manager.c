@@ -26,7 +26,8 @@
 #include "gr_kube_probe.h"
 #include "gr_kube_rest.h"
 #include "gr_log.h"
-#include "gr_nvcre_wf_ctl.h" /* Workflow controller (issue 16) */
+#include "gr_nvcre_wf_ctl.h"  /* Workflow controller (issue 16) */
+#include "gr_nvcre_job_ctl.h" /* Job controller (issue 15) */
 
 #define MOD            "manager"
 #define LEASE_NAME     "240fe9c6.nvidia.com"
@@ -335,7 +336,20 @@ static void identity(char *out, size_t n)
  * measurement_max_concurrent) register here: declare their caches
  * (gr_kube_mgr_cache, optional for CRDs of other projects such as Kubeflow
  * TrainJob), add controllers (gr_kube_mgr_add_controller) and their watches.
- * None exists yet (issue 14 delivers the runtime and the binary). */
+ * Each controller keeps its registration in one block below. */
+
+/* --- Job controller (issue 15, src/nvcre/gr_nvcre_job_ctl.h) --- */
+static gr_nvcre_job_ctl *g_job_ctl;
+
+static int register_job_controller(gr_kube_mgr *m, const flags *f, gr_err *err)
+{
+    gr_nvcre_job_ctl_opts o = {.workers = (int)f->max_concurrent,
+                               .creation_deadline_ns = f->workload_creation_deadline_ns,
+                               .ns = f->nnamespaces == 1 ? f->namespaces[0] : NULL};
+    return gr_nvcre_job_ctl_register(m, &o, &g_job_ctl, err);
+}
+/* --- end Job controller --- */
+
 static void free_wf_ctl(void *p)
 {
     gr_nvcre_wf_ctl_free(p);
@@ -343,6 +357,9 @@ static void free_wf_ctl(void *p)
 
 static int register_controllers(gr_kube_mgr *m, const flags *f, gr_err *err)
 {
+    int rc = register_job_controller(m, f, err);
+    if (rc != GR_OK)
+        return rc;
     /* --- measurements (issue 18): GoodputMeasurement, BandwidthMeasurement */
     if (gr_measure_ctl_register(m, (int)f->measurement_max_concurrent, err) != GR_OK) {
         return err ? err->code : GR_EINVAL;
@@ -355,7 +372,7 @@ static int register_controllers(gr_kube_mgr *m, const flags *f, gr_err *err)
         const char *rq = getenv("GR_WORKFLOW_REQUEUE");
         if (rq && parse_dur("GR_WORKFLOW_REQUEUE", rq, &o.requeue_ns) != GR_OK)
             return gr_err_set(err, GR_EINVAL, "GR_WORKFLOW_REQUEUE: not a duration");
-        int rc = gr_nvcre_wf_ctl_register(m, &o, &wf, err);
+        rc = gr_nvcre_wf_ctl_register(m, &o, &wf, err);
         if (rc == GR_OK && (rc = gr_kube_mgr_on_free(m, free_wf_ctl, wf, err)) != GR_OK)
             gr_nvcre_wf_ctl_free(wf);
         if (rc != GR_OK)
@@ -422,6 +439,12 @@ int main(int argc, char **argv)
         return 1;
     }
     cfg.http2 = f.enable_http2;
+    /* controller-runtime's client defaults (client-go's 5/10 would hold
+     * 2,000 Jobs' writes to minutes; issue 15's benchmark). */
+    if (cfg.qps == 0)
+        cfg.qps = 20;
+    if (cfg.burst == 0)
+        cfg.burst = 30;
     if (!cfg.user_agent)
         cfg.user_agent = strdup("gpuready-manager/" GR_VERSION);
     gr_kube_client *c = NULL;
@@ -486,7 +509,8 @@ int main(int argc, char **argv)
                GR_KV_END);
         exit_code = 1;
     }
-    gr_kube_mgr_free(m); /* graceful: drain, release the lease */
+    gr_kube_mgr_free(m);              /* graceful: drain, release the lease */
+    gr_nvcre_job_ctl_free(g_job_ctl); /* Job controller: after the manager stopped */
     gr_log(GR_LOG_INFO, MOD, "manager stopped", GR_KV_INT("exit", exit_code), GR_KV_END);
     return exit_code;
 }

@@ -104,6 +104,11 @@ struct gr_kube_mgr {
         void *ctx;
     } cleanups[GR_KUBE_MGR_MAX_CLEANUPS];
     size_t ncleanup;
+    struct {
+        gr_kube_metrics_fn fn;
+        void *ctx;
+    } collectors[GR_KUBE_MGR_MAX_COLLECTORS];
+    size_t ncollector;
     gr_kube_http *probe, *metrics;
     gr_kube_leader *leader;
     atomic_bool started, stopping, stopped, leading, lost;
@@ -850,7 +855,25 @@ int gr_kube_mgr_metrics_text(gr_kube_mgr *m, gr_buf *out)
                                   .leader_election = m->leader_elect,
                                   .lease_name = m->lease_name,
                                   .is_leader = atomic_load(&m->leading)};
-    return gr_kube_metrics_render(&s, out);
+    int rc = gr_kube_metrics_render(&s, out);
+    for (size_t i = 0; i < m->ncollector && rc == GR_OK; i++)
+        rc = m->collectors[i].fn(m->collectors[i].ctx, out);
+    return rc;
+}
+
+int gr_kube_mgr_add_metrics(gr_kube_mgr *m, gr_kube_metrics_fn fn, void *ctx, gr_err *err)
+{
+    if (atomic_load(&m->started))
+        return gr_err_set(err, GR_ESTATE, "manager: metrics collectors must be added before start");
+    if (!fn)
+        return gr_err_set(err, GR_EINVAL, "metrics collector: fn is required");
+    if (m->ncollector >= GR_KUBE_MGR_MAX_COLLECTORS)
+        return gr_err_set(err, GR_ETOOBIG, "manager: at most %d metrics collectors",
+                          GR_KUBE_MGR_MAX_COLLECTORS);
+    m->collectors[m->ncollector].fn = fn;
+    m->collectors[m->ncollector].ctx = ctx;
+    m->ncollector++;
+    return GR_OK;
 }
 
 static int serve(gr_kube_mgr *m, bool probes, bool metrics, const char *path, const char *query,

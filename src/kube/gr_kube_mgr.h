@@ -231,4 +231,12 @@ int gr_kube_mgr_metrics_port(gr_kube_mgr *m);
 /* The /metrics text now. */
 int gr_kube_mgr_metrics_text(gr_kube_mgr *m, gr_buf *out);
 
+/* Extra metric families a controller renders itself (e.g. the NVCRE Job
+ * metrics): fn appends Prometheus text to out; called on every /metrics
+ * request after the runtime's own families, from the server's thread. At
+ * most GR_KUBE_MGR_MAX_COLLECTORS; added before start. */
+#define GR_KUBE_MGR_MAX_COLLECTORS 8
+typedef int (*gr_kube_metrics_fn)(void *ctx, gr_buf *out);
+int gr_kube_mgr_add_metrics(gr_kube_mgr *m, gr_kube_metrics_fn fn, void *ctx, gr_err *err);
+
 #endif

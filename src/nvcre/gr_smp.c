@@ -5,6 +5,7 @@
  * comments at each step for the rule it reproduces.
  */
 #include "gr_smp.h"
+#include "gr_smp_schema_data.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -18,8 +19,6 @@ struct gr_smp_schema {
     json_t *defs;  /* borrowed from doc */
     json_t *roots; /* borrowed from doc */
 };
-
-extern const char gr_smp_schema_json[];
 
 #define DIR_PATCH     "$patch"
 #define DIR_RETAIN    "$retainKeys"
