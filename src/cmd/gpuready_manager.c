@@ -25,6 +25,7 @@
 #include "gr_kube_probe.h"
 #include "gr_kube_rest.h"
 #include "gr_log.h"
+#include "gr_nvcre_cert_ctl.h"
 
 #define MOD            "manager"
 #define LEASE_NAME     "240fe9c6.nvidia.com"
@@ -336,9 +337,15 @@ static void identity(char *out, size_t n)
  * None exists yet (issue 14 delivers the runtime and the binary). */
 static int register_controllers(gr_kube_mgr *m, const flags *f, gr_err *err)
 {
-    (void)m;
-    (void)f;
-    (void)err;
+    /* ---- Certification controller (issue 17) ---- */
+    {
+        gr_nvcre_cert_ctl *cert = NULL;
+        gr_nvcre_cert_ctl_opts o = {.workers = (int)f->max_concurrent,
+                                    .ns = f->nnamespaces == 1 ? f->namespaces[0] : NULL};
+        int rc = gr_nvcre_cert_ctl_register(m, &o, &cert, err);
+        if (rc != GR_OK)
+            return rc;
+    }
     return GR_OK;
 }
 

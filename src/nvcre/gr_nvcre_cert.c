@@ -558,12 +558,15 @@ static int run_step(step *st)
             int64_t since = waiting_since(st->cert_copy, st->in->now_ns);
             int64_t remain = since + GR_NVCRE_CERT_NODE_DISCOVERY_NS - st->in->now_ns;
             if (remain > 0) {
+                st->p->requeue_after_ns = GR_NVCRE_CERT_REQUEUE_NS;
+                if (since != st->in->now_ns)
+                    return GR_OK; /* still waiting: the condition stays as written */
                 go_duration(remain, left, sizeof left);
                 snprintf(msg, sizeof msg, GR_NVCRE_MSG_CERT_WAITING_FOR_NODES_FMT, sel, left);
                 if ((rc = set_exclusive(st, GR_NVCRE_COND_IN_PROGRESS,
                                         GR_NVCRE_REASON_WAITING_FOR_NODES, msg)) != GR_OK)
                     return rc;
-                if (since == st->in->now_ns) { /* window starts now */
+                { /* the window starts now */
                     json_t *ip = gr_kube_condition_find(json_object_get(status, "conditions"),
                                                         GR_NVCRE_COND_IN_PROGRESS);
                     char ts[GR_TIME_STR_MAX];

@@ -15,7 +15,10 @@
  *  - node discovery: schedulable Nodes matching spec.target (nodeSelector,
  *    matchExpressions, nodeNames); none → InProgress WaitingForNodes for up
  *    to GR_NVCRE_CERT_NODE_DISCOVERY_NS from the first wait of that
- *    category, requeue every 15 s; then the category fails;
+ *    category (the InProgress condition's lastTransitionTime is set when
+ *    the wait begins), requeue every 15 s; then the category fails. The
+ *    message is written once per wait ("retrying for up to 5m0s more"), not
+ *    every 15 s: no status write per requeue, and snapshots stay stable;
  *  - platform from spec.providerID (§2.3) and GPU architecture by majority
  *    of nvidia.com/gpu.product (§2.4), falling back to the target's
  *    nodeSelector; the category fails (BuildFailed) when neither is known;

@@ -332,10 +332,9 @@ static void test_waiting_for_nodes(void **state)
                 "No schedulable nodes match nvidia.com/gpu.present=true; retrying for up to 5m0s "
                 "more. Nodes that are cordoned or unschedulable do not count.");
     assert_int_equal(w.plan.requeue_after_ns, 15LL * 1000000000LL);
-    w_step(&w, NOW + MIN + 15LL * 1000000000LL);
-    assert_cond(&w, GR_NVCRE_COND_IN_PROGRESS, GR_NVCRE_REASON_WAITING_FOR_NODES,
-                "No schedulable nodes match nvidia.com/gpu.present=true; retrying for up to 3m45s "
-                "more. Nodes that are cordoned or unschedulable do not count.");
+    w_step(&w, NOW + MIN + 15LL * 1000000000LL); /* still waiting: nothing to write */
+    assert_false(w.plan.status_changed);
+    assert_int_equal(w.plan.requeue_after_ns, 15LL * 1000000000LL);
     w_step(&w, NOW + 6 * MIN);
     assert_string_equal(cat_status(&w, 0), "Failed");
     assert_true(has_event(&w, GR_NVCRE_REASON_NODE_DISCOVERY_ERROR, NULL));
@@ -343,10 +342,12 @@ static void test_waiting_for_nodes(void **state)
     assert_cond(&w, GR_NVCRE_COND_IN_PROGRESS, GR_NVCRE_REASON_WAITING_FOR_NODES,
                 "No schedulable nodes match nvidia.com/gpu.present=true; retrying for up to 5m0s "
                 "more. Nodes that are cordoned or unschedulable do not count.");
-    w_step(&w, NOW + 7 * MIN);
-    assert_cond(&w, GR_NVCRE_COND_IN_PROGRESS, GR_NVCRE_REASON_WAITING_FOR_NODES,
-                "No schedulable nodes match nvidia.com/gpu.present=true; retrying for up to 4m0s "
-                "more. Nodes that are cordoned or unschedulable do not count.");
+    w_step(&w, NOW + 10 * MIN); /* 4 minutes into the second window */
+    assert_string_equal(cat_status(&w, 1), "Pending");
+    w_step(&w, NOW + 11 * MIN + 1000000000LL); /* past it */
+    assert_string_equal(cat_status(&w, 1), "Failed");
+    assert_cond(&w, GR_NVCRE_COND_FAILED, GR_NVCRE_REASON_WORKFLOW_FAILED,
+                "One or more certification categories failed");
     w_free(&w);
 }
 
