@@ -191,6 +191,8 @@ int gr_cli_report_build(const json_t *cert, const json_t *workflows, const json_
         json_t *wv = wf ? verdict(wf)
                         : json_pack("{s:s,s:s,s:s}", "result", "", "reason", "", "message", "");
         const json_t *orch = json_object_get(json_object_get(wf, "status"), "orchestration");
+        json_t *thresholds =
+            json_deep_copy(gr_json_ptr_get(wf, "/spec/validation/performance/thresholds"));
         json_t *c = json_pack(
             "{s:s,s:s,s:s,s:s,s:s,s:O,s:O,s:s,s:s,s:o,s:o,s:o,s:[]}", "domain", sget(cs, "domain"),
             "variant", sget(cs, "variant"), "status", sget(cs, "status"), "workflow", wname,
@@ -199,10 +201,7 @@ int gr_cli_report_build(const json_t *cert, const json_t *workflows, const json_
             "gpuArchitecture", sget(orch, "detectedGPUArchitecture"), "nodes",
             wf ? category_nodes(wf) : json_array(), "bandwidth",
             wf ? category_bandwidth(wf, bandwidth) : json_array(), "thresholds",
-            json_deep_copy(gr_json_ptr_get(wf, "/spec/validation/performance/thresholds"))
-                ? json_deep_copy(gr_json_ptr_get(wf, "/spec/validation/performance/thresholds"))
-                : json_object(),
-            "failureLogs");
+            thresholds ? thresholds : json_object(), "failureLogs");
         json_decref(wv);
         if (!c) {
             json_decref(rep);
