@@ -691,6 +691,28 @@ static int resolve_options(const gr_nvcre_catalog *cat, const cat_entry *e,
     return GR_OK;
 }
 
+int gr_nvcre_catalog_platform_options(const gr_nvcre_catalog *cat, const char *platform,
+                                      const char *arch, json_t **out, gr_err *err)
+{
+    *out = NULL;
+    if (cat->n == 0)
+        return gr_err_set(err, GR_EINVAL, "catalog: no entries");
+    /* an empty entry: only the catalog, GPU and platform layers apply */
+    cat_entry bare = cat->entries[0];
+    json_t *doc = json_object();
+    if (!doc)
+        return gr_err_set(err, GR_ENOMEM, "catalog: out of memory");
+    bare.doc = doc;
+    gr_nvcre_catalog_req req = {bare.domain, bare.variant, platform, arch, NULL, NULL, NULL};
+    int rc = resolve_options(cat, &bare, &req, out, err);
+    json_decref(doc);
+    if (rc == GR_OK) {
+        json_object_del(*out, "domain");
+        json_object_del(*out, "variant");
+    }
+    return rc;
+}
+
 int gr_nvcre_catalog_render(const gr_nvcre_catalog *cat, const gr_nvcre_catalog_req *req,
                             json_t **spec, json_t **options, gr_err *err)
 {

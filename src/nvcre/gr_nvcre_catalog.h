@@ -66,6 +66,14 @@ void gr_nvcre_catalog_gpu_defaults(const gr_nvcre_catalog *cat, const char *arch
  * Writes at most n bytes (NUL included) into buf and returns buf. */
 char *gr_nvcre_catalog_arch_of_product(const char *product, char *buf, size_t n);
 
+/* The options a platform file gives an architecture (nicResourceName,
+ * ncclEnv, tolerations, podAnnotations, hostNetwork, …) laid over the
+ * catalog defaults, with gpusPerNode/mlnxPerNode from the GPU defaults and
+ * enableMNNVL for MNNVL architectures: what the WorkloadRun controller's
+ * generated platform settings start from. *out is owned by the caller. */
+int gr_nvcre_catalog_platform_options(const gr_nvcre_catalog *cat, const char *platform,
+                                      const char *arch, json_t **out, gr_err *err);
+
 /* Render one category: *spec gets the WorkflowSpec (dependencies,
  * jobTemplate, orchestration, validation when thresholds are set);
  * options (may be NULL) gets the resolved options the template saw. */

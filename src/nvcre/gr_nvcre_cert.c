@@ -284,7 +284,7 @@ static int put_label(json_t *obj, const char *path_key, const char *k, const cha
 /* ApplyResolvedWorkflowTransforms' gang step: schedulerName and the queue
  * label on every TrainingRuntime replicatedJob (Job template and pod
  * template) and on the workload object (workloadMetadata.labels). */
-static int apply_gang(json_t *spec, const json_t *gang)
+int gr_nvcre_cert_apply_gang(json_t *spec, const json_t *gang)
 {
     const char *sched = json_string_value(json_object_get(gang, "schedulerName"));
     const char *queue = json_string_value(json_object_get(gang, "queue"));
@@ -351,8 +351,8 @@ static int fail_category(step *st, json_t *cs)
 }
 
 /* Detect platform and architecture among the selected nodes. */
-static void detect(const json_t *nodes, const json_t *target, const char **platform, char *arch,
-                   size_t archsz, size_t *count, bool *heterogeneous)
+void gr_nvcre_cert_detect(const json_t *nodes, const json_t *target, const char **platform,
+                          char *arch, size_t archsz, size_t *count, bool *heterogeneous)
 {
     size_t i;
     json_t *n;
@@ -422,7 +422,7 @@ static int build_workflow(step *st, const json_t *cat_item, const char *name, co
     if (rc != GR_OK)
         return rc;
     const json_t *gang = json_object_get(spec, "gangScheduler");
-    if (json_is_object(gang) && apply_gang(wspec, gang) != GR_OK) {
+    if (json_is_object(gang) && gr_nvcre_cert_apply_gang(wspec, gang) != GR_OK) {
         json_decref(wspec);
         json_decref(opts);
         return gr_err_set(st->err, GR_ENOMEM, "certification: out of memory");
@@ -551,7 +551,7 @@ static int run_step(step *st)
         const char *platform;
         size_t count;
         bool het;
-        detect(st->in->nodes, target, &platform, arch, sizeof arch, &count, &het);
+        gr_nvcre_cert_detect(st->in->nodes, target, &platform, arch, sizeof arch, &count, &het);
         if (count == 0) {
             char sel[512], left[32];
             selector_text(target, sel, sizeof sel);

@@ -43,6 +43,8 @@
 #ifndef GR_NVCRE_CERT_H
 #define GR_NVCRE_CERT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -95,6 +97,21 @@ void gr_nvcre_cert_plan_free(gr_nvcre_cert_plan *p);
 void gr_nvcre_cert_workflow_name(const char *cert, const char *domain, const char *variant,
                                  const json_t *global_opts, const json_t *category_opts,
                                  char out[GR_NVCRE_CERT_MAX_WORKFLOW_NAME + 1]);
+
+/* ApplyResolvedWorkflowTransforms' gang step on a WorkflowSpec (in place):
+ * spec.gangScheduler, schedulerName and the queue label (default key
+ * kai.scheduler/queue, default queue default-queue) on every TrainingRuntime
+ * replicatedJob's Job and pod templates, and on
+ * jobTemplate.spec.workloadMetadata.labels unless the user set that key.
+ * No-op without schedulerName. GR_ENOMEM. */
+int gr_nvcre_cert_apply_gang(json_t *spec, const json_t *gang);
+
+/* Discovery and detection over the schedulable Nodes matching target:
+ * *count of them, *platform (first node's; *heterogeneous when they
+ * differ), arch by majority of nvidia.com/gpu.product (ties: first seen),
+ * else from target.nodeSelector, else "". */
+void gr_nvcre_cert_detect(const json_t *nodes, const json_t *target, const char **platform,
+                          char *arch, size_t archsz, size_t *count, bool *heterogeneous);
 
 /* The platform of one Node (§2.3: providerID prefix, labels). */
 const char *gr_nvcre_cert_node_platform(const json_t *node);
