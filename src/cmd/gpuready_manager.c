@@ -26,6 +26,7 @@
 #include "gr_kube_rest.h"
 #include "gr_log.h"
 #include "gr_nvcre_cert_ctl.h"
+#include "gr_nvcre_wlrun_ctl.h"
 
 #define MOD            "manager"
 #define LEASE_NAME     "240fe9c6.nvidia.com"
@@ -343,6 +344,15 @@ static int register_controllers(gr_kube_mgr *m, const flags *f, gr_err *err)
         gr_nvcre_cert_ctl_opts o = {.workers = (int)f->max_concurrent,
                                     .ns = f->nnamespaces == 1 ? f->namespaces[0] : NULL};
         int rc = gr_nvcre_cert_ctl_register(m, &o, &cert, err);
+        if (rc != GR_OK)
+            return rc;
+    }
+    /* ---- WorkloadRun controller (issue 17) ---- */
+    {
+        gr_nvcre_wlrun_ctl *run = NULL;
+        gr_nvcre_wlrun_ctl_opts o = {.workers = (int)f->max_concurrent,
+                                     .ns = f->nnamespaces == 1 ? f->namespaces[0] : NULL};
+        int rc = gr_nvcre_wlrun_ctl_register(m, &o, &run, err);
         if (rc != GR_OK)
             return rc;
     }

@@ -370,9 +370,12 @@ int gr_nvcre_wlrun_mirror(const json_t *run, const json_t *wf, int64_t now_ns, j
         } else {
             c = gr_kube_condition_find(wconds, GR_NVCRE_COND_IN_PROGRESS);
             const char *r = sget(c, "reason");
+            char msg[400];
+            snprintf(msg, sizeof msg, "Created Workflow %s",
+                     sget(get(wf, "metadata"), "name") ? sget(get(wf, "metadata"), "name") : "");
             rc = set_exclusive(
                 obj, GR_NVCRE_COND_IN_PROGRESS, r && *r ? r : GR_NVCRE_REASON_WORKFLOW_CREATED,
-                sget(c, "message") ? sget(c, "message") : "Workflow created", gen, now_ns, err);
+                r && *r && sget(c, "message") ? sget(c, "message") : msg, gen, now_ns, err);
         }
         if (rc == GR_OK && gr_kube_condition_is_true(wconds, GR_NVCRE_COND_VALIDATION_FAILED)) {
             c = gr_kube_condition_find(wconds, GR_NVCRE_COND_VALIDATION_FAILED);

@@ -24,8 +24,9 @@
  * JobValidationFailed, else WorkflowFailed (the Workflow's message); a
  * Workflow that disappeared after creation: Failed WorkflowDeleted "Workflow
  * was deleted"; otherwise InProgress with the Workflow's InProgress reason
- * and message. ValidationFailed is mirrored with reason ThresholdViolation.
- * Inactive exclusive conditions carry reason Superseded.
+ * and message (before it has one: WorkflowCreated "Created Workflow <name>",
+ * what the controller wrote when it created it). ValidationFailed is mirrored with reason
+ * ThresholdViolation. Inactive exclusive conditions carry reason Superseded.
  *
  * Ownership: inputs borrowed; *out values are new references.
  * Errors: GR_EINVAL (spec.image, spec.framework with exactly one of torch /

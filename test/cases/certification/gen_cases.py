@@ -13,7 +13,8 @@ import json, os, shutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CRDS = {"input_crd_certifications.yaml": "nvcre.nvidia.com_certifications.yaml",
-        "input_crd_workflows.yaml": "nvcre.nvidia.com_workflows.yaml"}
+        "input_crd_workflows.yaml": "nvcre.nvidia.com_workflows.yaml",
+        "input_crd_workloadruns.yaml": "nvcre.nvidia.com_workloadruns.yaml"}
 PRODUCTS = {"h100": "NVIDIA-H100-80GB-HBM3", "gb200": "NVIDIA-GB200-NVL72", "l40s": "NVIDIA-L40S",
             "gb300": "NVIDIA-GB300-NVL72"}
 PROVIDERS = {"aws": "aws:///us-east-1a/i-{index}", "gcp": "gce://proj/us-central1-a/{name}",
@@ -234,6 +235,63 @@ case("certification-three-categories-second-fails",
          {"waitFor": {"kind": "Workflow", "name": W2}, "patches": [finish(W2, True)]}],
       "waitFor": {"kind": "Certification", "name": "c", "condition": "Failed", "reason": "WorkflowFailed"}, "collect": COLLECT},
      "three categories: statuses Succeeded, Failed, Succeeded")
+# ---- WorkloadRun -> Workflow synthesis and status mirror
+
+
+def run(name="r1", **spec):
+    s = {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}}, "image": "registry.local/app:1", "numNodes": 2}
+    s.update(spec)
+    return {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun", "metadata": {"name": name}, "spec": s}
+
+
+RCOL = ["WorkloadRun", "Workflow"]
+EXEC = {"exec": {"command": ["nvidia-smi"]}}
+case("workloadrun-exec-aws-h100", [run(framework=EXEC)],
+     {"generateNodes": nodes("aws", "h100"), "waitFor": {"kind": "WorkloadRun", "name": "r1", "condition": "InProgress", "reason": "WorkflowCreated"},
+      "collect": RCOL},
+     "exec framework on AWS H100: runtime with EFA, Workflow owned by the run, status detected platform")
+case("workloadrun-mpi-aws-gb200",
+     [run(framework={"mpi": {"binary": "all_reduce_perf", "args": ["-b", "8", "-e", "8G"], "mpiArgs": ["--allow-run-as-root"],
+                             "mpirunPath": "/usr/bin/mpirun"}})],
+     {"generateNodes": nodes("aws", "gb200"), "waitFor": {"kind": "Workflow", "name": "r1"}, "collect": ["Workflow"]},
+     "MPI on AWS GB200: launcher + workers, ComputeDomain")
+case("workloadrun-torch-config-checkpoint",
+     [run(framework={"torch": {"script": "train.py", "args": ["--steps", "100"]}},
+          config={"inline": {"train.yaml": "lr: 0.1"}}, checkpoint={"storageSize": "100Gi", "maxRestarts": 2})],
+     {"generateNodes": nodes("onprem", "h100"), "waitFor": {"kind": "Workflow", "name": "r1"}, "collect": ["Workflow"]},
+     "torch with an inline config (ConfigMap r1-config at /config) and a checkpoint PVC")
+case("workloadrun-intra-node", [run(framework=EXEC, numNodes=4, orchestration={"testScale": "intra-node"})],
+     {"generateNodes": nodes("gcp", "h100"), "waitFor": {"kind": "Workflow", "name": "r1"}, "collect": ["Workflow"]},
+     "testScale intra-node: one node per job")
+case("workloadrun-gangscheduler-runai-explicit-queue",
+     [run(framework=EXEC, gangScheduler={"schedulerName": "runai-scheduler", "queue": "team-a", "queueLabelKey": "runai/queue"})],
+     {"generateNodes": nodes(), "waitFor": {"kind": "Workflow", "name": "r1"}, "collect": ["Workflow"]},
+     "Run:ai queue key on the runtime and the workload object")
+case("workloadrun-gangscheduler-kai-default-queue",
+     [run(framework=EXEC, gangScheduler={"schedulerName": "kai-scheduler"})],
+     {"generateNodes": nodes(), "waitFor": {"kind": "Workflow", "name": "r1"}, "collect": ["Workflow"]},
+     "KAI default queue")
+case("workloadrun-user-overrides-appended",
+     [run(framework=EXEC, overrides=[{"when": {"platform": {"equals": "aws"}}, "jobTemplatePatch": [
+         {"op": "add", "path": "/spec/startupStallTimeoutSeconds", "value": 900}]}])],
+     {"generateNodes": nodes(), "waitFor": {"kind": "Workflow", "name": "r1"}, "collect": ["Workflow"]},
+     "the run's overrides go into spec.overrides after the generated platform settings")
+case("workloadrun-mirror-succeeded", [run(framework=EXEC)],
+     {"generateNodes": nodes(), "steps": [{"waitFor": {"kind": "Workflow", "name": "r1"}, "patches": [finish("r1", True)]}],
+      "waitFor": {"kind": "WorkloadRun", "name": "r1", "condition": "Succeeded", "reason": "WorkflowSucceeded"}, "collect": RCOL},
+     "Succeeded mirrored (WorkflowSucceeded, Workflow completed successfully); others Superseded")
+fail_validation = finish("r1", False)
+fail_validation["patch"]["status"]["conditions"][0]["reason"] = "JobValidationFailed"
+case("workloadrun-mirror-validation-failed", [run(framework=EXEC)],
+     {"generateNodes": nodes(), "steps": [{"waitFor": {"kind": "Workflow", "name": "r1"}, "patches": [fail_validation]}],
+      "waitFor": {"kind": "WorkloadRun", "name": "r1", "condition": "Failed", "reason": "WorkflowValidationFailed"}, "collect": RCOL},
+     "a Workflow failed on thresholds: WorkflowValidationFailed")
+case("workloadrun-waiting-for-nodes",
+     [run(framework=EXEC, target={"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-B300"}})],
+     {"generateNodes": nodes(), "waitFor": {"kind": "WorkloadRun", "name": "r1", "condition": "InProgress", "reason": "WaitingForNodes"},
+      "collect": RCOL},
+     "no node matches: no Workflow yet")
+
 # nodes without product for the fallback / noarch cases
 EXTRA = {
     "certification-node-names-target": {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "rc-cert-names-0", "labels": {
