@@ -33,6 +33,8 @@ typedef struct {
     size_t ncategories;
     const char *selectors[MAX_ITEMS];
     size_t nselectors;
+    const char *sets[MAX_ITEMS];
+    size_t nsets;
     const char *args[4];
     size_t nargs;
     int64_t poll_ns;
@@ -85,16 +87,19 @@ static int parse(const char *cmd, int argc, char **argv, opts *o, FILE *errf)
         VAL("--name", name)
         VAL("--timeout", timeout)
 #undef VAL
-        if ((!strcmp(a, "--category") || !strcmp(a, "--node-selector")) && v) {
-            bool cat = !strcmp(a, "--category");
-            if ((cat ? o->ncategories : o->nselectors) >= MAX_ITEMS) {
+        if ((!strcmp(a, "--category") || !strcmp(a, "--node-selector") || !strcmp(a, "--set")) &&
+            v) {
+            size_t *n = !strcmp(a, "--category") ? &o->ncategories
+                        : !strcmp(a, "--set")    ? &o->nsets
+                                                 : &o->nselectors;
+            const char **arr = !strcmp(a, "--category") ? o->categories
+                               : !strcmp(a, "--set")    ? o->sets
+                                                        : o->selectors;
+            if (*n >= MAX_ITEMS) {
                 fprintf(errf, "gpuready %s: at most %d %s\n", cmd, MAX_ITEMS, a);
                 return -1;
             }
-            if (cat)
-                o->categories[o->ncategories++] = v;
-            else
-                o->selectors[o->nselectors++] = v;
+            arr[(*n)++] = v;
             i++;
         } else if (!strcmp(a, "-A") || !strcmp(a, "--all-namespaces")) {
             o->all_ns = true;
@@ -250,7 +255,8 @@ int gr_cli_certify(int argc, char **argv, FILE *out, FILE *errf)
         return 2;
     if (!o.ncategories) {
         fputs("usage: gpuready certify --category DOMAIN/VARIANT [--category ...] "
-              "[--node-selector K=V ...] [--name NAME] [-n NS] [--wait [--timeout D]]\n",
+              "[--node-selector K=V ...] [--set OPTION=VALUE ...] [--name NAME] [-n NS] "
+              "[--wait [--timeout D]]\n",
               errf);
         return 2;
     }
@@ -297,6 +303,28 @@ int gr_cli_certify(int argc, char **argv, FILE *out, FILE *errf)
     json_t *cert = json_pack("{s:s,s:s,s:{},s:{s:{s:o},s:o}}", "apiVersion", GR_NVCRE_API_VERSION,
                              "kind", GR_NVCRE_KIND_CERTIFICATION, "metadata", "spec", "target",
                              "nodeSelector", sel, "categories", cats);
+    /* --set KEY=VALUE: a CategoryOptions field for every category (the value
+     * as JSON when it parses, else a string: --set maxBytes=8G,
+     * --set nodesPerJob=4, --set 'workloadMetadata={"labels":{"a":"b"}}') */
+    for (size_t i = 0; i < o.nsets; i++) {
+        const char *eq = strchr(o.sets[i], '=');
+        if (!eq || eq == o.sets[i]) {
+            fprintf(errf, "gpuready certify: --set %s: want KEY=VALUE\n", o.sets[i]);
+            json_decref(cert);
+            return 2;
+        }
+        char k[128];
+        snprintf(k, sizeof k, "%.*s", (int)(eq - o.sets[i]), o.sets[i]);
+        if (!strcmp(k, "target") || !strcmp(k, "categories")) {
+            fprintf(errf, "gpuready certify: --set %s: use --node-selector / --category\n", k);
+            json_decref(cert);
+            return 2;
+        }
+        json_t *val = json_loads(eq + 1, JSON_DECODE_ANY, NULL);
+        if (!val)
+            val = json_string(eq + 1);
+        json_object_set_new(json_object_get(cert, "spec"), k, val);
+    }
     json_t *md = json_object_get(cert, "metadata");
     if (o.name)
         json_object_set_new(md, "name", json_string(o.name));

@@ -2,7 +2,8 @@
 # cli_cluster (integration): the cluster commands of `gpuready` against the
 # local control plane (fixture gr_cluster; no controller runs, so the
 # Certification keeps no status and no finalizer):
-#   certify (bad category refused, created with --name, node selector kept),
+#   certify (bad category refused, created with --name, node selector and
+#   --set options kept),
 #   list, status, report -o json / junit, cleanup (deleted, waits until gone),
 #   kubeconfig/context/namespace flags as kubectl's.
 # Usage: test_cli_cluster.sh GPUREADY
@@ -24,10 +25,13 @@ out=$(g certify --category communication/nccl-bogus 2>&1); rc=$?
 [[ $rc -eq 2 && $out == *"Unknown certification category"* ]] || fail "bad category: rc=$rc $out"
 
 out=$(g certify --name c1 --category diagnostics/dcgm-level1 --category communication/nccl-loopback \
-  --node-selector nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 2>&1) || fail "certify: $out"
+  --node-selector nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 --set testScale=intra-node \
+  --set maxBytes=8G --set numIterations=20 2>&1) || fail "certify: $out"
 [[ $out == "certification.nvcre.nvidia.com/c1 created" ]] || fail "certify output: $out"
 sel=$(gr_kubectl -n "$GR_NS" get certification c1 -o jsonpath='{.spec.target.nodeSelector.nvidia\.com/gpu\.product}')
 [[ $sel == NVIDIA-H100-80GB-HBM3 ]] || fail "node selector: $sel"
+opts=$(gr_kubectl -n "$GR_NS" get certification c1 -o jsonpath='{.spec.testScale} {.spec.maxBytes} {.spec.numIterations}')
+[[ $opts == "intra-node 8G 20" ]] || fail "--set options: $opts"
 n=$(gr_kubectl -n "$GR_NS" get certification c1 -o jsonpath='{.spec.categories[*].variant}')
 [[ $n == "dcgm-level1 nccl-loopback" ]] || fail "categories: $n"
 
