@@ -5,7 +5,7 @@
  *   certify   create a Certification (--category D/V ..., --node-selector
  *             K=V, --name, --wait: follow it, exit 1 when it failed)
  *   report    the certification report: text (fits 100 columns), -o json,
- *             -o junit
+ *             -o junit, -o html (one self-contained file)
  *   status    one Certification's conditions and categories
  *   list      the Certifications of a namespace (-A: all)
  *   cleanup   delete a Certification and wait until its Workflows, Jobs and
@@ -45,7 +45,8 @@ int gr_cli_cleanup(int argc, char **argv, FILE *out, FILE *errf);
  * the NVCRE Jobs and the BandwidthMeasurements (arrays; NULL = none). */
 int gr_cli_report_build(const json_t *cert, const json_t *workflows, const json_t *jobs,
                         const json_t *bandwidth, json_t **report, gr_err *err);
-/* Render: "text", "json" or "junit". */
+/* Render: "text", "json", "junit" or "html" (self-contained: inline CSS,
+ * SVG and script, no network fetches). */
 int gr_cli_report_render(const json_t *report, const char *format, FILE *out, gr_err *err);
 
 /* A YAML rendering of any JSON value (block style; strings quoted when

@@ -387,11 +387,12 @@ int gr_cli_report(int argc, char **argv, FILE *out, FILE *errf)
 {
     opts o;
     if (parse("report", argc, argv, &o, errf) < 0 || o.nargs != 1) {
-        fputs("usage: gpuready report NAME [-n NS] [-o text|json|junit]\n", errf);
+        fputs("usage: gpuready report NAME [-n NS] [-o text|json|junit|html]\n", errf);
         return 2;
     }
-    if (strcmp(o.output, "text") && strcmp(o.output, "json") && strcmp(o.output, "junit")) {
-        fprintf(errf, "gpuready report: -o %s: want text, json or junit\n", o.output);
+    if (strcmp(o.output, "text") && strcmp(o.output, "json") && strcmp(o.output, "junit") &&
+        strcmp(o.output, "html")) {
+        fprintf(errf, "gpuready report: -o %s: want text, json, junit or html\n", o.output);
         return 2;
     }
     gr_kube_client *c;

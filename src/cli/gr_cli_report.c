@@ -470,6 +470,257 @@ static void render_junit(const json_t *rep, FILE *f)
     fputs("</testsuites>\n", f);
 }
 
+/* ------------------------------------------------------------ html */
+
+/* "value >= 350" / "value > 350" → 350 (the threshold line of the plot). */
+static bool threshold_of(const json_t *c, double *out)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(c, "thresholds"), k, v)
+    {
+        const char *e = json_string_value(v);
+        if (!e || !strstr(k, "busBW"))
+            continue;
+        const char *p = strchr(e, '>');
+        if (!p)
+            continue;
+        p++;
+        if (*p == '=')
+            p++;
+        char *end;
+        double d = strtod(p, &end);
+        if (end != p) {
+            *out = d;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void html_plot(FILE *f, const json_t *c)
+{
+    const json_t *bw = json_object_get(c, "bandwidth");
+    size_t n = json_array_size(bw), i;
+    if (!n)
+        return;
+    double maxy = 0, thr = 0;
+    bool has_thr = threshold_of(c, &thr);
+    json_t *x;
+    json_array_foreach(bw, i, x)
+    {
+        double y = atof(sget(x, "busBW"));
+        if (y > maxy)
+            maxy = y;
+    }
+    if (has_thr && thr > maxy)
+        maxy = thr;
+    if (maxy <= 0)
+        maxy = 1;
+    maxy *= 1.1;
+    const double W = 560, H = 220, L = 50, B = 30;
+    fprintf(f,
+            "<svg class=\"plot\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
+            "role=\"img\" aria-label=\"bus bandwidth by message size\">\n",
+            W + L + 40, H + B + 10, W + L + 40, H + B + 10);
+    fprintf(f,
+            "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" class=\"axis\"/>"
+            "<line x1=\"%.0f\" y1=\"0\" x2=\"%.0f\" y2=\"%.0f\" class=\"axis\"/>\n",
+            L, H, L + W, H, L, L, H);
+    fprintf(f,
+            "<text x=\"2\" y=\"12\" class=\"lbl\">%.0f GB/s</text>"
+            "<text x=\"%.0f\" y=\"%.0f\" class=\"lbl\">message size</text>\n",
+            maxy, L + W - 80, H + 25);
+    fputs("<polyline class=\"bw\" points=\"", f);
+    json_array_foreach(bw, i, x)
+    {
+        double px = L + (n > 1 ? W * (double)i / (double)(n - 1) : W / 2);
+        double py = H - H * atof(sget(x, "busBW")) / maxy;
+        fprintf(f, "%s%.1f,%.1f", i ? " " : "", px, py);
+    }
+    fputs("\"/>\n", f);
+    json_array_foreach(bw, i, x)
+    {
+        double px = L + (n > 1 ? W * (double)i / (double)(n - 1) : W / 2);
+        double py = H - H * atof(sget(x, "busBW")) / maxy;
+        char sz[32];
+        human_size(json_integer_value(json_object_get(x, "sizeBytes")), sz, sizeof sz);
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" class=\"pt\"><title>", px, py);
+        xml(f, sz);
+        fputs(": ", f);
+        xml(f, sget(x, "busBW"));
+        fprintf(f,
+                " GB/s</title></circle><text x=\"%.1f\" y=\"%.0f\" class=\"tick\" "
+                "text-anchor=\"middle\">",
+                px, H + 14);
+        xml(f, sz);
+        fputs("</text>\n", f);
+    }
+    if (has_thr) {
+        double py = H - H * thr / maxy;
+        fprintf(f,
+                "<line class=\"threshold\" x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\"/>"
+                "<text x=\"%.0f\" y=\"%.1f\" class=\"lbl thr\">threshold %.6g GB/s</text>\n",
+                L, py, L + W, py, L + W - 150, py - 4, thr);
+    }
+    fputs("</svg>\n", f);
+}
+
+static const char HTML_HEAD[] =
+    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    "<meta name=\"viewport\" content=\"width=device-width\">\n<title>";
+static const char HTML_STYLE[] =
+    "</title>\n<style>\n"
+    "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}\n"
+    ".Succeeded{color:#17803d}.Failed{color:#b91c1c}.InProgress,.Pending{color:#a16207}\n"
+    ".grid{display:flex;flex-wrap:wrap;gap:4px;margin:.5em 0}\n"
+    ".node{width:18px;height:18px;border-radius:3px;background:#16a34a}\n"
+    ".node.failed{background:#dc2626}\n"
+    "svg .axis{stroke:#444}svg .bw{fill:none;stroke:#2563eb;stroke-width:2}\n"
+    "svg .pt{fill:#2563eb}svg .threshold{stroke:#dc2626;stroke-dasharray:6 4}\n"
+    "svg .lbl,svg .tick{font-size:11px;fill:#444}svg .thr{fill:#dc2626}\n"
+    "table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:3px 8px;text-align:left}\n"
+    "th{cursor:pointer;background:#f3f4f6}pre{background:#f8f8f8;padding:.5em}\n"
+    "</style></head>\n<body>\n";
+/* Sorting: click a header; numbers sort as numbers. Also marks the page
+ * ready for tests (data-ready, data-node-count). No network access. */
+static const char HTML_SCRIPT[] =
+    "<script>\n"
+    "(function(){\n"
+    " var t=document.getElementById('results');\n"
+    " t.querySelectorAll('th').forEach(function(th,i){th.addEventListener('click',function(){\n"
+    "  var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows),asc=th.dataset.dir!=='asc';\n"
+    "  th.dataset.dir=asc?'asc':'desc';\n"
+    "  rows.sort(function(x,y){var a=x.cells[i].textContent,c=y.cells[i].textContent,\n"
+    "   na=parseFloat(a),nc=parseFloat(c);var "
+    "r=(!isNaN(na)&&!isNaN(nc))?na-nc:a.localeCompare(c);\n"
+    "   return asc?r:-r;});\n"
+    "  rows.forEach(function(r){b.appendChild(r);});});});\n"
+    " document.body.dataset.nodeCount=document.querySelectorAll('.node').length;\n"
+    " document.body.dataset.failedCount=document.querySelectorAll('.node.failed').length;\n"
+    " document.body.dataset.ready='1';\n"
+    "})();\n</script>\n";
+
+static void render_html(const json_t *rep, FILE *f)
+{
+    fputs(HTML_HEAD, f);
+    fputs("Certification ", f);
+    xml(f, sget(rep, "certification"));
+    fputs(HTML_STYLE, f);
+    fputs("<h1>Certification ", f);
+    xml(f, sget(rep, "namespace"));
+    fputs("/", f);
+    xml(f, sget(rep, "certification"));
+    fprintf(f, "</h1>\n<p id=\"result\" class=\"%s\"><b>", sget(rep, "result"));
+    xml(f, sget(rep, "result"));
+    fputs("</b> ", f);
+    xml(f, sget(rep, "reason"));
+    fputs(" — ", f);
+    xml(f, sget(rep, "message"));
+    fputs("</p>\n<h2>Failed nodes</h2>\n<ul id=\"failed-nodes\">\n", f);
+    size_t i, j;
+    json_t *c, *x;
+    json_array_foreach(json_object_get(rep, "categories"), i, c)
+        json_array_foreach(json_object_get(c, "nodes"), j, x)
+    {
+        if (strcmp(sget(x, "result"), "Failed"))
+            continue;
+        fputs("<li><span class=\"failed-node\">", f);
+        xml(f, sget(x, "node"));
+        fputs("</span> (", f);
+        xml(f, sget(c, "domain"));
+        fputs("/", f);
+        xml(f, sget(c, "variant"));
+        fputs("): ", f);
+        xml(f, sget(x, "reason"));
+        fputs(" ", f);
+        xml(f, sget(x, "message"));
+        fputs("</li>\n", f);
+    }
+    fputs("</ul>\n", f);
+    json_array_foreach(json_object_get(rep, "categories"), i, c)
+    {
+        fputs("<section class=\"category\"><h2>", f);
+        xml(f, sget(c, "domain"));
+        fputs("/", f);
+        xml(f, sget(c, "variant"));
+        fprintf(f, " <span class=\"%s\">", sget(c, "status"));
+        xml(f, sget(c, "status"));
+        fputs("</span></h2>\n<p>", f);
+        if (*sget(c, "workflow")) {
+            fputs("Workflow ", f);
+            xml(f, sget(c, "workflow"));
+            fputs(" on ", f);
+            xml(f, sget(c, "platform"));
+            fputs(" ", f);
+            xml(f, sget(c, "gpuArchitecture"));
+            fputs(". ", f);
+        }
+        xml(f, sget(c, "reason"));
+        fputs(" ", f);
+        xml(f, sget(c, "message"));
+        fputs("</p>\n<div class=\"grid\">\n", f);
+        json_array_foreach(json_object_get(c, "nodes"), j, x)
+        {
+            bool bad = !strcmp(sget(x, "result"), "Failed");
+            fprintf(f, "<div class=\"node%s\" data-node=\"", bad ? " failed" : "");
+            xml(f, sget(x, "node"));
+            fputs("\" title=\"", f);
+            xml(f, sget(x, "node"));
+            fputs(": ", f);
+            if (bad) {
+                xml(f, sget(x, "reason"));
+                fputs(" ", f);
+                xml(f, sget(x, "message"));
+            } else {
+                fputs("passed", f);
+            }
+            fputs("\"></div>\n", f);
+        }
+        fputs("</div>\n", f);
+        html_plot(f, c);
+        json_array_foreach(json_object_get(c, "failureLogs"), j, x)
+        {
+            fputs("<p>Failure log of ", f);
+            xml(f, sget(x, "job"));
+            fputs(":</p><pre>", f);
+            size_t k;
+            json_t *l;
+            json_array_foreach(json_object_get(x, "tail"), k, l)
+            {
+                xml(f, json_string_value(l));
+                fputc('\n', f);
+            }
+            fputs("</pre>\n", f);
+        }
+        fputs("</section>\n", f);
+    }
+    fputs("<h2>All results</h2>\n<table id=\"results\"><thead><tr><th>category</th><th>node</th>"
+          "<th>result</th><th>reason</th><th>message</th></tr></thead><tbody>\n",
+          f);
+    json_array_foreach(json_object_get(rep, "categories"), i, c)
+        json_array_foreach(json_object_get(c, "nodes"), j, x)
+    {
+        fputs("<tr><td>", f);
+        xml(f, sget(c, "domain"));
+        fputs("/", f);
+        xml(f, sget(c, "variant"));
+        fputs("</td><td>", f);
+        xml(f, sget(x, "node"));
+        fprintf(f, "</td><td class=\"%s\">",
+                !strcmp(sget(x, "result"), "Failed") ? "Failed" : "Succeeded");
+        xml(f, sget(x, "result"));
+        fputs("</td><td>", f);
+        xml(f, sget(x, "reason"));
+        fputs("</td><td>", f);
+        xml(f, sget(x, "message"));
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</tbody></table>\n", f);
+    fputs(HTML_SCRIPT, f);
+    fputs("</body></html>\n", f);
+}
+
 int gr_cli_report_render(const json_t *report, const char *format, FILE *out, gr_err *err)
 {
     if (!format || !strcmp(format, "text")) {
@@ -488,5 +739,9 @@ int gr_cli_report_render(const json_t *report, const char *format, FILE *out, gr
         render_junit(report, out);
         return GR_OK;
     }
-    return gr_err_set(err, GR_EINVAL, "-o %s: want text, json or junit", format);
+    if (!strcmp(format, "html")) {
+        render_html(report, out);
+        return GR_OK;
+    }
+    return gr_err_set(err, GR_EINVAL, "-o %s: want text, json, junit or html", format);
 }

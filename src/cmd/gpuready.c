@@ -16,7 +16,7 @@ static const struct {
     cmd_fn fn;
 } cmds[] = {
     {"certify", "create a Certification (--category D/V ...; --wait follows it)", gr_cli_certify},
-    {"report", "the certification report (-o text|json|junit)", gr_cli_report},
+    {"report", "the certification report (-o text|json|junit|html)", gr_cli_report},
     {"status", "one Certification's progress", gr_cli_status},
     {"list", "the Certifications of a namespace (-A: all)", gr_cli_list},
     {"cleanup", "delete a Certification and wait until its GPU pods are gone", gr_cli_cleanup},

@@ -1,6 +1,6 @@
 /*
  * gr_cli_report: the certification report of data/report-input.yaml in
- * text, JSON and JUnit against data/report.{txt,json,xml}
+ * text, JSON, JUnit and HTML against data/report.{txt,json,xml,html}
  * (GR_UPDATE_GOLDEN=1 rewrites them); the text fits 100 columns; the
  * JUnit names every node with its failure; catalog list/show.
  */
@@ -145,8 +145,30 @@ static void test_junit(void **state)
     assert_non_null(strstr(t, "name=\"ip-10-0-1-13\">"));
     free(t);
     gr_err err;
-    assert_int_equal(gr_cli_report_render(report, "html", stdout, &err), GR_EINVAL);
-    assert_string_equal(err.msg, "-o html: want text, json or junit");
+    assert_int_equal(gr_cli_report_render(report, "pdf", stdout, &err), GR_EINVAL);
+    assert_string_equal(err.msg, "-o pdf: want text, json, junit or html");
+}
+
+/* The HTML report (data/report.html, also the input of cli_html, which
+ * checks it in headless Chromium): self-contained, every node a cell with
+ * its reason on hover, failed nodes listed, a plot with the threshold. */
+static void test_html(void **state)
+{
+    (void)state;
+    char *t = render("html");
+    golden(t, "data/report.html");
+    assert_null(strstr(t, "http://"));
+    assert_null(strstr(t, "https://"));
+    assert_null(strstr(t, "src="));
+    size_t cells = 0;
+    for (const char *p = t; (p = strstr(p, "<div class=\"node")); p++)
+        cells++;
+    assert_int_equal(cells, 6);
+    assert_non_null(strstr(t, "<span class=\"failed-node\">ip-10-0-1-12</span>"));
+    assert_non_null(strstr(t, "title=\"ip-10-0-1-13: HardwareFailureDetected XID 79"));
+    assert_non_null(strstr(t, "<line class=\"threshold\""));
+    assert_non_null(strstr(t, "&lt;b&gt;remote process&lt;/b&gt;"));
+    free(t);
 }
 
 /* gr_cli_catalog with argv built from string literals (writable copies). */
@@ -192,9 +214,8 @@ static void test_catalog_cli(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_text),
-        cmocka_unit_test(test_json),
-        cmocka_unit_test(test_junit),
+        cmocka_unit_test(test_text),        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_junit),       cmocka_unit_test(test_html),
         cmocka_unit_test(test_catalog_cli),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
