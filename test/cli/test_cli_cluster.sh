@@ -45,7 +45,7 @@ out=$(g report c1 -o json) || fail "report json"
 out=$(g report c1 -o junit) || fail "report junit"
 [[ $out == *'<testsuites name="c1" tests="0" failures="0">'* ]] || fail "junit: $out"
 out=$(g report c1 -o html) || fail "report html"
-[[ $out == *'<!DOCTYPE html>'* && $out == *'data-ready'* ]] || fail "html: $out"
+[[ $out == *'<!DOCTYPE html>'* && $out == *'<table id="results">'* ]] || fail "html: $out"
 out=$(g report c1 -o pdf 2>&1); [[ $? -eq 2 ]] || fail "report -o pdf accepted: $out"
 out=$(g status nope 2>&1); [[ $? -eq 1 && $out == *NotFound* || $out == *"not found"* ]] || fail "status of a missing one: $out"
 
