@@ -35,11 +35,12 @@ struct gr_casync {
     int workers;
 
     pthread_mutex_t mu;
-    pthread_cond_t cv; /* CLOCK_MONOTONIC; signalled on stop */
-    char *ca;          /* current CA text (owned) */
-    uint64_t gen;      /* bumped on every CA change */
-    strset ok;         /* namespaces verified for `gen` */
-    strset failed;     /* namespaces to retry on the next tick */
+    pthread_mutex_t tick_mu; /* one tick at a time (ticker thread vs. gr_casync_tick) */
+    pthread_cond_t cv;       /* CLOCK_MONOTONIC; signalled on stop */
+    char *ca;                /* current CA text (owned) */
+    uint64_t gen;            /* bumped on every CA change */
+    strset ok;               /* namespaces verified for `gen` */
+    strset failed;           /* namespaces to retry on the next tick */
     gr_casync_stats st;
     bool stopping;
 
@@ -174,8 +175,22 @@ static void count(gr_casync *s, uint64_t *field)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* gr_kube_update_retry() mutation: the freshly read copy into the desired
+ * one, or GR_ECANCELED when it already is (another writer got there). */
+static int mutate_desired(json_t *obj, void *ctx, gr_err *err)
+{
+    const char *ca = *(const char **)ctx;
+    if (!gr_casync_needs_update(obj, ca))
+        return GR_ECANCELED;
+    return gr_casync_make_desired(obj, ca, err);
+}
+
 /* Rewrite `cm` (as read) into the desired copy and PUT it (compare-and-swap
- * on its resourceVersion). */
+ * on its resourceVersion). On 409 Conflict (the copy changed since it was
+ * read: the ticker and an explicit tick, an admission, a user or a second
+ * replica wrote it) re-read it and rewrite it only while it still differs
+ * (client-go RetryOnConflict); GR_OK only when the copy is now the desired
+ * one, an error when it did not converge. */
 static int rewrite(gr_casync *s, json_t *cm, const char *ns, const char *ca, gr_err *err)
 {
     int rc = gr_casync_make_desired(cm, ca, err);
@@ -185,6 +200,13 @@ static int rewrite(gr_casync *s, json_t *cm, const char *ns, const char *ca, gr_
     json_object_set_new(cm, "kind", json_string("ConfigMap"));
     gr_kube_status st;
     rc = gr_kube_update(s->kc, &GR_KUBE_CONFIGMAPS, ns, cm, NULL, NULL, &st, err);
+    if (rc == GR_ECONFLICT && st.reason == GR_KUBE_REASON_CONFLICT) {
+        int writes = 0;
+        rc = gr_kube_update_retry(s->kc, &GR_KUBE_CONFIGMAPS, ns, GR_CASYNC_CM_NAME, NULL,
+                                  mutate_desired, &ca, NULL, &writes, &st, err);
+        if (rc == GR_OK && writes == 0)
+            return GR_OK; /* already the desired copy: converged, nothing written */
+    }
     if (rc == GR_OK) {
         count(s, &s->st.updated);
         gr_log(GR_LOG_INFO, MOD, "updated CA bundle ConfigMap", GR_KV_STR("namespace", ns),
@@ -284,7 +306,19 @@ static bool namespace_listed(const json_t *nsset, const char *ns)
     return json_object_get(nsset, ns) != NULL;
 }
 
+static int tick_locked(gr_casync *s, gr_err *err);
+
+/* Ticks are serialized: a tick that starts while another runs waits for it,
+ * so two ticks never write copies from different CA snapshots at once. */
 int gr_casync_tick(gr_casync *s, gr_err *err)
+{
+    pthread_mutex_lock(&s->tick_mu);
+    int rc = tick_locked(s, err);
+    pthread_mutex_unlock(&s->tick_mu);
+    return rc;
+}
+
+static int tick_locked(gr_casync *s, gr_err *err)
 {
     gr_err e;
     int first = GR_OK;
@@ -481,6 +515,7 @@ int gr_casync_new(const gr_casync_opts *o, gr_casync **out, gr_err *err)
     s->tick_ns = o->tick_ns > 0 ? o->tick_ns : GR_CASYNC_DEFAULT_TICK_NS;
     s->workers = o->workers > 0 ? o->workers : 2;
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->tick_mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -559,6 +594,7 @@ void gr_casync_free(gr_casync *s)
         return;
     gr_casync_stop(s);
     pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->tick_mu);
     pthread_mutex_destroy(&s->mu);
     set_free(&s->ok);
     set_free(&s->failed);

@@ -21,6 +21,7 @@
 #include "gr_duration.h"
 #include "gr_err.h"
 #include "gr_kube_config.h"
+#include "gr_measure_ctl.h"
 #include "gr_kube_mgr.h"
 #include "gr_kube_probe.h"
 #include "gr_kube_rest.h"
@@ -355,6 +356,10 @@ static int register_controllers(gr_kube_mgr *m, const flags *f, gr_err *err)
         int rc = gr_nvcre_wlrun_ctl_register(m, &o, &run, err);
         if (rc != GR_OK)
             return rc;
+    }
+    /* --- measurements (issue 18): GoodputMeasurement, BandwidthMeasurement */
+    if (gr_measure_ctl_register(m, (int)f->measurement_max_concurrent, err) != GR_OK) {
+        return err ? err->code : GR_EINVAL;
     }
     return GR_OK;
 }
