@@ -488,20 +488,25 @@ static int expand_object(const tctx *t, const json_t *in, json_t **out, gr_err *
     {
         if (!strcmp(k, "$if") || !strcmp(k, "$unless"))
             continue;
-        if (!strcmp(k, "$merge")) {
-            json_t *m = json_is_string(v) ? json_object_get(t->opts, json_string_value(v)) : NULL;
-            if (!json_is_object(m)) {
-                json_decref(o);
-                return gr_err_set(err, GR_EINVAL, "%s: $merge needs an option that is a mapping",
-                                  t->file);
-            }
-            json_t *mc = json_deep_copy(m);
-            if (!mc || json_object_update(o, mc)) {
+        if (!strcmp(k, "$merge")) { /* an option name or a list of them */
+            size_t nm = json_is_array(v) ? json_array_size(v) : 1;
+            for (size_t mi = 0; mi < nm; mi++) {
+                const json_t *mn = json_is_array(v) ? json_array_get(v, mi) : v;
+                json_t *m =
+                    json_is_string(mn) ? json_object_get(t->opts, json_string_value(mn)) : NULL;
+                if (!json_is_object(m)) {
+                    json_decref(o);
+                    return gr_err_set(err, GR_EINVAL, "%s: $merge needs options that are mappings",
+                                      t->file);
+                }
+                json_t *mc = json_deep_copy(m);
+                if (!mc || json_object_update(o, mc)) {
+                    json_decref(mc);
+                    json_decref(o);
+                    return gr_err_set(err, GR_ENOMEM, "catalog: out of memory");
+                }
                 json_decref(mc);
-                json_decref(o);
-                return gr_err_set(err, GR_ENOMEM, "catalog: out of memory");
             }
-            json_decref(mc);
             continue;
         }
         if (k[0] == '$') {
@@ -667,6 +672,17 @@ static int resolve_options(const gr_nvcre_catalog *cat, const cat_entry *e,
     if (nic && nicname && *nicname && nmlnx > 0)
         json_object_set_new(nic, nicname, json_integer(nmlnx));
     json_object_set_new(o, "nicLimits", nic);
+    /* CategoryOptions.resources {limits, requests}: cpu/memory beside the
+     * GPU and NIC resources of the workload container */
+    const json_t *res = json_object_get(o, "resources");
+    json_t *rl = json_deep_copy(json_object_get(res, "limits"));
+    json_t *rr = json_deep_copy(json_object_get(res, "requests"));
+    json_object_set_new(o, "resourceLimits", json_is_object(rl) ? rl : json_object());
+    json_object_set_new(o, "resourceRequests", json_is_object(rr) ? rr : json_object());
+    if (!json_is_object(rl))
+        json_decref(rl);
+    if (!json_is_object(rr))
+        json_decref(rr);
     /* options that are themselves templates (image: ${checksRegistry}/…) */
     tctx t = {cat, o, e->path, 0};
     const char *k;

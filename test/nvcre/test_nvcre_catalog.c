@@ -195,6 +195,25 @@ static void test_mlnx_override(void **state)
     assert_int_equal(
         json_integer_value(json_object_get(gr_json_ptr_get(spec, lim), "nvidia.com/gpu")), 8);
     json_decref(spec);
+    /* CategoryOptions.resources join the GPU/NIC resources
+     * (certification-resources-override) */
+    spec = render("communication", "nccl-all-reduce", "aws", "h100",
+                  "resources: {limits: {cpu: \"8\", memory: 64Gi}, requests: {cpu: \"4\"}}\n", NULL,
+                  NULL);
+    const json_t *l = gr_json_ptr_get(spec, lim);
+    assert_string_equal(json_string_value(json_object_get(l, "cpu")), "8");
+    assert_string_equal(json_string_value(json_object_get(l, "memory")), "64Gi");
+    assert_int_equal(json_integer_value(json_object_get(l, "nvidia.com/gpu")), 8);
+    assert_int_equal(json_integer_value(json_object_get(l, "vpc.amazonaws.com/efa")), 32);
+    json_decref(spec);
+    spec = render("diagnostics", "dcgm-level1", "aws", "h100", NULL,
+                  "resources: {requests: {memory: 8Gi}}\n", NULL);
+    assert_string_equal(
+        json_string_value(gr_json_ptr_get(
+            spec, "/dependencies/0/spec/template/spec/replicatedJobs/0/template/spec/template/"
+                  "spec/containers/0/resources/requests/memory")),
+        "8Gi");
+    json_decref(spec);
 }
 
 /* testScale intra-node ⇒ nodesPerJob 1; thresholds ⇒ validation.performance. */

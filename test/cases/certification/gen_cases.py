@@ -196,6 +196,10 @@ case("certification-image-override-nccl", [cert("c", GANG, image="registry.local
 case("certification-mlnx-override-nccl", [cert("c", [("communication", "nccl-all-reduce", {"mlnxPerNode": 4})], mlnxPerNode=0)],
      {"generateNodes": nodes("onprem"), "waitFor": {"kind": "Workflow", "name": W1}, "collect": ["Workflow"]},
      "per-category mlnxPerNode wins over the global 0")
+case("certification-resources-override",
+     [cert("c", GANG, resources={"limits": {"cpu": "16", "memory": "128Gi"}, "requests": {"cpu": "8", "memory": "64Gi"}})],
+     {"generateNodes": nodes(), "waitFor": {"kind": "Workflow", "name": W1}, "collect": ["Workflow"]},
+     "CategoryOptions resources reach the workload container beside GPUs and EFA")
 case("certification-startup-stall-window-override", [cert("c", GANG, startupStallTimeoutSeconds=1800)],
      {"generateNodes": nodes(), "waitFor": {"kind": "Workflow", "name": W1}, "collect": ["Workflow"]},
      "startupStallTimeoutSeconds reaches the jobTemplate")
