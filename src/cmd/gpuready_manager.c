@@ -26,8 +26,10 @@
 #include "gr_kube_probe.h"
 #include "gr_kube_rest.h"
 #include "gr_log.h"
-#include "gr_nvcre_wf_ctl.h"  /* Workflow controller (issue 16) */
-#include "gr_nvcre_job_ctl.h" /* Job controller (issue 15) */
+#include "gr_nvcre_wf_ctl.h"    /* Workflow controller (issue 16) */
+#include "gr_nvcre_job_ctl.h"   /* Job controller (issue 15) */
+#include "gr_nvcre_cert_ctl.h"  /* Certification controller (issue 17) */
+#include "gr_nvcre_wlrun_ctl.h" /* WorkloadRun controller (issue 17) */
 
 #define MOD            "manager"
 #define LEASE_NAME     "240fe9c6.nvidia.com"
@@ -355,11 +357,43 @@ static void free_wf_ctl(void *p)
     gr_nvcre_wf_ctl_free(p);
 }
 
+static void free_cert_ctl(void *p)
+{
+    gr_nvcre_cert_ctl_free(p);
+}
+
+static void free_wlrun_ctl(void *p)
+{
+    gr_nvcre_wlrun_ctl_free(p);
+}
+
 static int register_controllers(gr_kube_mgr *m, const flags *f, gr_err *err)
 {
     int rc = register_job_controller(m, f, err);
     if (rc != GR_OK)
         return rc;
+    /* ---- Certification controller (issue 17) ---- */
+    {
+        gr_nvcre_cert_ctl *cert = NULL;
+        gr_nvcre_cert_ctl_opts o = {.workers = (int)f->max_concurrent,
+                                    .ns = f->nnamespaces == 1 ? f->namespaces[0] : NULL};
+        rc = gr_nvcre_cert_ctl_register(m, &o, &cert, err);
+        if (rc == GR_OK && (rc = gr_kube_mgr_on_free(m, free_cert_ctl, cert, err)) != GR_OK)
+            gr_nvcre_cert_ctl_free(cert);
+        if (rc != GR_OK)
+            return rc;
+    }
+    /* ---- WorkloadRun controller (issue 17) ---- */
+    {
+        gr_nvcre_wlrun_ctl *run = NULL;
+        gr_nvcre_wlrun_ctl_opts o = {.workers = (int)f->max_concurrent,
+                                     .ns = f->nnamespaces == 1 ? f->namespaces[0] : NULL};
+        rc = gr_nvcre_wlrun_ctl_register(m, &o, &run, err);
+        if (rc == GR_OK && (rc = gr_kube_mgr_on_free(m, free_wlrun_ctl, run, err)) != GR_OK)
+            gr_nvcre_wlrun_ctl_free(run);
+        if (rc != GR_OK)
+            return rc;
+    }
     /* --- measurements (issue 18): GoodputMeasurement, BandwidthMeasurement */
     if (gr_measure_ctl_register(m, (int)f->measurement_max_concurrent, err) != GR_OK) {
         return err ? err->code : GR_EINVAL;
