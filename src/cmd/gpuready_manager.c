@@ -51,7 +51,68 @@ typedef struct flags {
     const char *zap_log_level;
     bool enable_http2;
     int64_t workload_creation_deadline_ns; /* for the Job controller (nvcre-job-crd.md) */
+    const char *controllers;               /* --controllers: "*" = every controller */
 } flags;
+
+/* The controllers --controllers may name (kube-controller-manager's syntax:
+ * "*" = all, "name" enables, "-name" disables; comma-separated). */
+static const char *const CONTROLLERS[] = {"job", "workflow", "certification", "workloadrun",
+                                          "measurement"};
+
+/* Is `name` in the comma-separated list (with an optional leading '-')? */
+static bool list_has(const char *list, const char *name, bool negated)
+{
+    size_t nl = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        const char *w = p;
+        bool neg = l > 0 && w[0] == '-';
+        if (neg) {
+            w++;
+            l--;
+        }
+        if (neg == negated && l == nl && strncmp(w, name, nl) == 0)
+            return true;
+        p = e ? e + 1 : p + l + (neg ? 1 : 0);
+    }
+    return false;
+}
+
+static bool controller_enabled(const flags *f, const char *name)
+{
+    const char *l = f->controllers ? f->controllers : "*";
+    if (list_has(l, name, true))
+        return false;
+    return list_has(l, name, false) || list_has(l, "*", false);
+}
+
+/* Every entry of --controllers must name a controller (or be "*"). */
+static bool controllers_valid(const char *list, const char **bad_entry, size_t *bad_len)
+{
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        const char *w = p;
+        size_t wl = l;
+        if (wl > 0 && w[0] == '-') {
+            w++;
+            wl--;
+        }
+        bool ok = wl == 1 && w[0] == '*' && w == p;
+        for (size_t i = 0; !ok && i < sizeof CONTROLLERS / sizeof CONTROLLERS[0]; i++)
+            ok = wl == strlen(CONTROLLERS[i]) && strncmp(w, CONTROLLERS[i], wl) == 0;
+        if (!ok) {
+            *bad_entry = p;
+            *bad_len = l;
+            return false;
+        }
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return true;
+}
 
 static void usage(FILE *f)
 {
@@ -81,6 +142,12 @@ static void usage(FILE *f)
         "workers (default 5)\n"
         "  --namespace NS                        watch only NS (repeatable; none = all "
         "namespaces)\n"
+        "  --controllers LIST                    which controllers run (default \"*\"): "
+        "comma-separated\n"
+        "                                        names (job, workflow, certification, "
+        "workloadrun,\n"
+        "                                        measurement), \"*\" for all, \"-name\" to "
+        "disable one\n"
         "  --kubeconfig PATH                     kubeconfig file (default: $KUBECONFIG, "
         "in-cluster, ~/.kube/config)\n"
         "  --enable-http2                        use HTTP/2 to the API server (default "
@@ -196,6 +263,7 @@ static int parse_flags(int argc, char **argv, flags *f)
             "--kubeconfig",
             "--zap-log-level",
             "--workload-creation-deadline",
+            "--controllers",
         };
         bool known = false;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
@@ -236,6 +304,19 @@ static int parse_flags(int argc, char **argv, flags *f)
             f->zap_log_level = v;
         else if (strcmp(name, "--workload-creation-deadline") == 0)
             rc = parse_dur(name, v, &f->workload_creation_deadline_ns);
+        else if (strcmp(name, "--controllers") == 0) {
+            const char *be = NULL;
+            size_t bl = 0;
+            if (!controllers_valid(v, &be, &bl)) {
+                fprintf(stderr,
+                        "gpuready-manager: --controllers: unknown controller \"%.*s\" (known: *, "
+                        "job, workflow, certification, workloadrun, measurement; \"-name\" "
+                        "disables one)\n",
+                        (int)bl, be);
+                return EXIT_USAGE;
+            }
+            f->controllers = v;
+        }
         if (rc)
             return rc;
     }
@@ -369,11 +450,11 @@ static void free_wlrun_ctl(void *p)
 
 static int register_controllers(gr_kube_mgr *m, const flags *f, gr_err *err)
 {
-    int rc = register_job_controller(m, f, err);
-    if (rc != GR_OK)
+    int rc = GR_OK;
+    if (controller_enabled(f, "job") && (rc = register_job_controller(m, f, err)) != GR_OK)
         return rc;
     /* ---- Certification controller (issue 17) ---- */
-    {
+    if (controller_enabled(f, "certification")) {
         gr_nvcre_cert_ctl *cert = NULL;
         gr_nvcre_cert_ctl_opts o = {.workers = (int)f->max_concurrent,
                                     .ns = f->nnamespaces == 1 ? f->namespaces[0] : NULL};
@@ -384,7 +465,7 @@ static int register_controllers(gr_kube_mgr *m, const flags *f, gr_err *err)
             return rc;
     }
     /* ---- WorkloadRun controller (issue 17) ---- */
-    {
+    if (controller_enabled(f, "workloadrun")) {
         gr_nvcre_wlrun_ctl *run = NULL;
         gr_nvcre_wlrun_ctl_opts o = {.workers = (int)f->max_concurrent,
                                      .ns = f->nnamespaces == 1 ? f->namespaces[0] : NULL};
@@ -395,11 +476,12 @@ static int register_controllers(gr_kube_mgr *m, const flags *f, gr_err *err)
             return rc;
     }
     /* --- measurements (issue 18): GoodputMeasurement, BandwidthMeasurement */
-    if (gr_measure_ctl_register(m, (int)f->measurement_max_concurrent, err) != GR_OK) {
+    if (controller_enabled(f, "measurement") &&
+        gr_measure_ctl_register(m, (int)f->measurement_max_concurrent, err) != GR_OK) {
         return err ? err->code : GR_EINVAL;
     }
     /* ---- Workflow controller (issue 16) ---- */
-    {
+    if (controller_enabled(f, "workflow")) {
         gr_nvcre_wf_ctl *wf = NULL;
         gr_nvcre_wf_ctl_opts o = {.workers = (int)f->max_concurrent,
                                   .ns = f->nnamespaces == 1 ? f->namespaces[0] : NULL};

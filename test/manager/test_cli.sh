@@ -25,6 +25,8 @@ expect_usage() { # expect_usage WANT-SUBSTRING ARGS...
 }
 expect_usage 'unknown flag: --metrics-addr' --metrics-addr=:8080
 expect_usage 'unknown flag: --bogus' --leader-elect --bogus
+expect_usage '--controllers: unknown controller "jobs"' --controllers=job,jobs
+expect_usage '--controllers: unknown controller "-"' --controllers=-
 expect_usage 'flag needs an argument: --namespace' --namespace
 expect_usage 'invalid value "ten" for --max-concurrent-reconciles' --max-concurrent-reconciles ten
 expect_usage 'invalid value "0" for --measurement-max-concurrent-reconciles' \

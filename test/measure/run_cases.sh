@@ -8,9 +8,12 @@ case ${GR_SKIP_INTEGRATION:-0} in
 esac
 runner=${1:?runner}
 dir=${2:?cases dir}
+manager=${3:?manager}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-"$runner" "$dir" >"$out" 2>&1
+# Only the measurement controllers: the cases simulate the Jobs they measure.
+"$runner" --manager "exec '$manager' --controllers=measurement --metrics-bind-address 127.0.0.1:\$GR_METRICS_PORT --health-probe-bind-address 127.0.0.1:\$GR_HEALTH_PORT" \
+  "$dir" >"$out" 2>&1
 rc=$?
 cat "$out"
 n=$(find "$dir" -name input_client_objects.yaml | wc -l)

@@ -14,7 +14,7 @@ dir=$here/../cases/certification
 n=$(find "$dir" -name input_config.yaml -exec dirname {} \; | sort -u | wc -l)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-"$runner" --manager "exec '$manager' --metrics-bind-address 127.0.0.1:\$GR_METRICS_PORT --health-probe-bind-address 127.0.0.1:\$GR_HEALTH_PORT" \
+"$runner" --manager "exec '$manager' --controllers=certification,workloadrun --metrics-bind-address 127.0.0.1:\$GR_METRICS_PORT --health-probe-bind-address 127.0.0.1:\$GR_HEALTH_PORT" \
   "$dir" >"$out" 2>&1
 rc=$?
 cat "$out"

@@ -44,7 +44,7 @@ kc wait --for condition=Established --timeout=60s crd/trainjobs.trainer.kubeflow
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-GR_SOURCE_DIR=$root "$runner" --manager "exec '$manager' --workload-creation-deadline=8s \
+GR_SOURCE_DIR=$root "$runner" --manager "exec '$manager' --controllers=job --workload-creation-deadline=8s \
 --metrics-bind-address 127.0.0.1:\$GR_METRICS_PORT --health-probe-bind-address 127.0.0.1:\$GR_HEALTH_PORT" \
   "$root/test/cases/job" >"$out" 2>&1
 rc=$?
@@ -54,7 +54,7 @@ last=$(tail -n 1 "$out")
 [[ $rc -eq 0 && $last == "$n passed, 0 failed" ]] || { echo "FAIL: runner exited $rc; last line '$last', want '$n passed, 0 failed'"; exit 1; }
 
 kc apply -f "$here/job_lowpriv_rbac.yaml" >/dev/null || { echo "FAIL: RBAC for gr-lowpriv"; exit 1; }
-GR_SOURCE_DIR=$root "$runner" --manager "exec '$manager' --kubeconfig '$GR_KUBECONFIG_LOWPRIV' \
+GR_SOURCE_DIR=$root "$runner" --manager "exec '$manager' --controllers=job --kubeconfig '$GR_KUBECONFIG_LOWPRIV' \
 --workload-creation-deadline=8s --metrics-bind-address 127.0.0.1:\$GR_METRICS_PORT \
 --health-probe-bind-address 127.0.0.1:\$GR_HEALTH_PORT" "$root/test/cases/job-rbac" >"$out" 2>&1
 rc=$?
@@ -71,7 +71,7 @@ stop_mgr() {
   if [[ -n $mgr_pid ]]; then kill -TERM "$mgr_pid" 2>/dev/null; wait "$mgr_pid" 2>/dev/null; mgr_pid=; fi
 }
 start_mgr() {
-  "$manager" --kubeconfig "$GR_KUBECONFIG_ADMIN" --namespace "$ns" --metrics-bind-address 0 \
+  "$manager" --controllers=job --kubeconfig "$GR_KUBECONFIG_ADMIN" --namespace "$ns" --metrics-bind-address 0 \
     --health-probe-bind-address 0 >>"$mlog" 2>&1 &
   mgr_pid=$!
 }
