@@ -414,6 +414,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (strcmp(url, "/readyz") == 0) {
         if (atomic_load(&s->draining))
             return send_text(c, s, MHD_HTTP_SERVICE_UNAVAILABLE, "shutting down");
+        char why[256] = "not ready";
+        if (s->o.ready && !s->o.ready(s->o.ready_ctx, why, sizeof why - 1)) {
+            strcat(why, "\n");
+            return send_text(c, s, MHD_HTTP_SERVICE_UNAVAILABLE, why);
+        }
         return send_text(c, s, 200, "ok");
     }
     if (strcmp(url, "/metrics") == 0) {
@@ -701,5 +706,7 @@ int gr_preflight_server_metrics(gr_preflight_server *s, gr_buf *o)
                         "# TYPE process_start_time_seconds gauge\n"
                         "process_start_time_seconds %.2f\n",
                         cpu, rss, vsz, count_fds(), maxfds, s->start_time);
+    if (!rc && s->o.metrics && s->o.metrics(s->o.metrics_ctx, o) != GR_OK)
+        return GR_ENOMEM;
     return rc ? GR_ENOMEM : GR_OK;
 }

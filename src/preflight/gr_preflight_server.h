@@ -45,6 +45,15 @@ typedef struct gr_preflight_server_opts {
                                 (copied at start), e.g. a real injection
                                 response to measure the cost of its size */
     size_t static_body_len;
+    /* Optional: /readyz also asks this (e.g. the controller runtime's
+     * readiness: caches synced, PreflightConfigs evaluated, leader known);
+     * false answers 503 with `why`. Called from server threads. */
+    bool (*ready)(void *ctx, char *why, size_t why_sz);
+    void *ready_ctx;
+    /* Optional: more exposition text appended to /metrics (the runtime's
+     * workqueue, reconcile and leader metrics). */
+    int (*metrics)(void *ctx, gr_buf *out);
+    void *metrics_ctx;
 } gr_preflight_server_opts;
 
 typedef struct gr_preflight_server gr_preflight_server;
