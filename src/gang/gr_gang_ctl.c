@@ -92,6 +92,7 @@ struct gr_gang_service {
     json_t *resolved;  /* {ns: true}: namespaces the resolver has evaluated */
     bool ready;        /* latched: every PreflightConfig synced and evaluated */
     json_t *topo_user; /* {ns: seconds}: a topology ConfigMap we did not create */
+    json_t *pending;   /* {"ns/cm": anchor}: gangs this replica admitted, until created */
 
     /* trim keys (from the default discoverer; static for the process) */
     const char **ann_keys;
@@ -122,8 +123,11 @@ static gr_gang_discoverer *resolver_get(gr_gang_service *s, const char *ns)
     return d;
 }
 
-/* Takes the reference d (NULL = remove the override); marks ns evaluated. */
-static int resolver_set(gr_gang_service *s, const char *ns, gr_gang_discoverer *d)
+/* Takes the reference d (NULL = remove the override); marks ns evaluated
+ * with `state` (a short description). *changed: the state differs from the
+ * previous evaluation (for logging only on change). */
+static int resolver_set(gr_gang_service *s, const char *ns, gr_gang_discoverer *d,
+                        const char *state, bool *changed)
 {
     gr_gang_discoverer *old = NULL;
     int rc = GR_OK;
@@ -156,7 +160,9 @@ static int resolver_set(gr_gang_service *s, const char *ns, gr_gang_discoverer *
             s->n_ovr++;
         }
     }
-    if (rc == GR_OK && json_object_set_new(s->resolved, ns, json_true()) != 0)
+    const char *prev = json_string_value(json_object_get(s->resolved, ns));
+    *changed = !prev || strcmp(prev, state) != 0;
+    if (rc == GR_OK && *changed && json_object_set_new(s->resolved, ns, json_string(state)) != 0)
         rc = GR_ENOMEM;
     pthread_mutex_unlock(&s->mu);
     gr_gang_discoverer_unref(old);
@@ -202,7 +208,8 @@ int gr_gang_service_new(const gr_gang_service_opts *o, gr_gang_service **out, gr
     s->field_manager = strdup(o->field_manager ? o->field_manager : GR_GANG_FIELD_MANAGER);
     s->resolved = json_object();
     s->topo_user = json_object();
-    if (!s->field_manager || !s->resolved || !s->topo_user) {
+    s->pending = json_object();
+    if (!s->field_manager || !s->resolved || !s->topo_user || !s->pending) {
         gr_gang_service_free(s);
         return gr_err_set(err, GR_ENOMEM, "out of memory");
     }
@@ -350,6 +357,33 @@ static bool wait_ready(gr_gang_service *s, char *why, size_t why_sz)
 
 /* ----------------------------------------------------- admission hooks */
 
+/* Remember the anchor of a gang this replica admitted (memory only), for
+ * the coordinator of this replica when the stored pod no longer shows it
+ * (a 1.35 `workloadRef` the API server dropped, R2). Bounded: the oldest
+ * entry goes first. */
+static void remember_anchor(gr_gang_service *s, const gr_gang_anchor *a)
+{
+    char key[GR_KUBE_KEY_MAX];
+    if ((size_t)snprintf(key, sizeof key, "%s/%s", a->ns, a->cm_name) >= sizeof key)
+        return;
+    pthread_mutex_lock(&s->mu);
+    bool known = json_object_get(s->pending, key) != NULL;
+    pthread_mutex_unlock(&s->mu);
+    if (known)
+        return;
+    json_t *j = gr_gang_anchor_to_json(a);
+    if (!j)
+        return;
+    pthread_mutex_lock(&s->mu);
+    if (json_object_size(s->pending) >= GR_GANG_PENDING_MAX) {
+        void *it = json_object_iter(s->pending);
+        if (it)
+            json_object_del(s->pending, json_object_iter_key(it));
+    }
+    json_object_set_new(s->pending, key, j);
+    pthread_mutex_unlock(&s->mu);
+}
+
 /* Pure with respect to the API: the anchor comes from the admission object,
  * the ConfigMap name from the gang ID, the discoverer from the synced
  * PreflightConfig cache. No API call, no write (issue 20). */
@@ -370,6 +404,7 @@ static int ops_resolve(void *ud, const json_t *pod, const char *ns, gr_preflight
     if (rc != GR_OK)
         return rc;
     atomic_fetch_add(&s->registered, 1);
+    remember_anchor(s, &a);
     ctx->gang_id = a.gang_id;
     ctx->configmap_name = a.cm_name;
     ctx->expected_count = 0;
@@ -582,27 +617,69 @@ static int coord_mutate(json_t *cm, coord_ctx *c, gr_err *err)
     return (changed || ch2) ? GR_OK : GR_ECANCELED;
 }
 
-/* The gang ConfigMap does not exist yet: derive the anchor from a member
- * pod, look the anchor object up and create the ConfigMap already filled
- * (facts §4.1 RegisterPeer, done by the coordinator instead of admission). */
-static int coord_create(coord_ctx *c, const char *cm_name, gr_err *err)
+/* Does this (stored) pod resolve to cm_name? Fills *a when it does. */
+static bool pod_anchor(gr_gang_service *s, const json_t *pod, const char *ns, const char *cm_name,
+                       gr_gang_anchor *a)
+{
+    gr_gang_discoverer *d = resolver_get(s, ns);
+    int rc = gr_gang_anchor_from_pod(d, pod, ns, a, NULL);
+    gr_gang_discoverer_unref(d);
+    if (rc != GR_OK)
+        return false;
+    if (strcmp(a->cm_name, cm_name) == 0)
+        return true;
+    gr_gang_anchor_clear(a);
+    return false;
+}
+
+/* The anchor of a gang whose ConfigMap does not exist yet: from a cached
+ * member (trimmed to the default discoverer's keys), else from the first
+ * member as stored (one GET: a namespace's PreflightConfig may use keys
+ * the trim dropped), else from this replica's admission memory. */
+static bool find_anchor(coord_ctx *c, const char *cm_name, gr_gang_anchor *a)
 {
     gr_gang_service *s = c->s;
     size_t i;
     const json_t *pod;
     json_array_foreach(c->members, i, pod)
     {
-        gr_gang_discoverer *d = resolver_get(s, c->ns);
-        gr_gang_anchor a;
-        int rc = gr_gang_anchor_from_pod(d, pod, c->ns, &a, NULL);
-        gr_gang_discoverer_unref(d);
-        if (rc != GR_OK)
-            continue;
-        if (strcmp(a.cm_name, cm_name) != 0) {
-            gr_gang_anchor_clear(&a);
-            continue;
-        }
-        rc = coord_anchor(c, &a, err);
+        if (pod_anchor(s, pod, c->ns, cm_name, a))
+            return true;
+    }
+    const char *name = gr_kube_obj_meta(json_array_get(c->members, 0), "name");
+    json_t *full = NULL;
+    gr_kube_status st;
+    gr_err e;
+    if (name && gr_kube_get(s->kc, &GR_KUBE_PODS, c->ns, name, NULL, &full, &st, &e) == GR_OK) {
+        bool ok = pod_anchor(s, full, c->ns, cm_name, a);
+        json_decref(full);
+        if (ok)
+            return true;
+    }
+    char key[GR_KUBE_KEY_MAX];
+    snprintf(key, sizeof key, "%s/%s", c->ns, cm_name);
+    pthread_mutex_lock(&s->mu);
+    json_t *j = json_incref(json_object_get(s->pending, key));
+    pthread_mutex_unlock(&s->mu);
+    bool ok = j && gr_gang_anchor_from_json(j, a, NULL) == GR_OK;
+    json_decref(j);
+    return ok;
+}
+
+/* The gang ConfigMap does not exist yet: derive the anchor from a member
+ * pod, look the anchor object up and create the ConfigMap already filled
+ * (facts §4.1 RegisterPeer, done by the coordinator instead of admission). */
+static int coord_create(coord_ctx *c, const char *cm_name, gr_err *err)
+{
+    gr_gang_service *s = c->s;
+    gr_gang_anchor a;
+    if (!find_anchor(c, cm_name, &a)) {
+        gr_log(GR_LOG_WARN, MOD, "gang ConfigMap missing and no member resolves to it",
+               GR_KV_STR("namespace", c->ns), GR_KV_STR("configMap", cm_name), GR_KV_END);
+        return GR_OK;
+    }
+    {
+        int rc = coord_anchor(c, &a, err);
         json_t *cm = rc == GR_OK
                          ? gr_gang_cm_skeleton(&a, c->expected, s->cfg->gang.master_port, c->owner)
                          : NULL;
@@ -625,9 +702,6 @@ static int coord_create(coord_ctx *c, const char *cm_name, gr_err *err)
         }
         return rc;
     }
-    gr_log(GR_LOG_WARN, MOD, "gang ConfigMap missing and no member resolves to it",
-           GR_KV_STR("namespace", c->ns), GR_KV_STR("configMap", cm_name), GR_KV_END);
-    return GR_OK;
 }
 
 /* Read the cache after our own write lags: come back after one batch
@@ -754,23 +828,31 @@ static int pfc_resolve_reconcile(void *ctx, const char *ns, int64_t *requeue_aft
     int rc = pfc_eval(s, ns, &ordered, &d, &vrc, &verr, err);
     if (rc != GR_OK)
         return rc;
+    bool changed = false;
+    char state[GR_ERR_MSG_MAX + 256];
     if (!ordered) {
-        gr_log(GR_LOG_INFO, MOD, "namespace uses the default gang discoverer",
-               GR_KV_STR("namespace", ns), GR_KV_END);
-        return resolver_set(s, ns, NULL);
+        rc = resolver_set(s, ns, NULL, "default", &changed);
+        if (changed)
+            gr_log(GR_LOG_INFO, MOD, "namespace uses the default gang discoverer",
+                   GR_KV_STR("namespace", ns), GR_KV_END);
+        return rc == GR_OK ? GR_OK : gr_err_set(err, rc, "out of memory");
     }
     const char *wname = gr_kube_obj_meta(json_array_get(ordered, 0), "name");
     if (vrc == GR_OK) {
-        gr_log(GR_LOG_INFO, MOD, "PreflightConfig active", GR_KV_STR("namespace", ns),
-               GR_KV_STR("name", wname), GR_KV_STR("discoverer", gr_gang_discoverer_name(d)),
-               GR_KV_END);
-        rc = resolver_set(s, ns, d); /* takes d */
+        const char *dname = gr_gang_discoverer_name(d);
+        snprintf(state, sizeof state, "active %s %s", wname ? wname : "", dname);
+        rc = resolver_set(s, ns, d, state, &changed); /* takes d */
+        if (changed)
+            gr_log(GR_LOG_INFO, MOD, "PreflightConfig active", GR_KV_STR("namespace", ns),
+                   GR_KV_STR("name", wname), GR_KV_STR("discoverer", dname), GR_KV_END);
     } else {
         /* PF-134, PF-135: fall back to the default */
-        gr_log(GR_LOG_WARN, MOD, "PreflightConfig invalid; namespace falls back to the default",
-               GR_KV_STR("namespace", ns), GR_KV_STR("name", wname), GR_KV_STR("error", verr.msg),
-               GR_KV_END);
-        rc = resolver_set(s, ns, NULL);
+        snprintf(state, sizeof state, "invalid %s %s", wname ? wname : "", verr.msg);
+        rc = resolver_set(s, ns, NULL, state, &changed);
+        if (changed)
+            gr_log(GR_LOG_WARN, MOD, "PreflightConfig invalid; namespace falls back to the default",
+                   GR_KV_STR("namespace", ns), GR_KV_STR("name", wname),
+                   GR_KV_STR("error", verr.msg), GR_KV_END);
         /* re-validate later: the CRD may be installed without touching the config */
         *requeue_after_ns = GR_GANG_RECHECK_NS;
     }
@@ -837,6 +919,10 @@ static int pfc_status_reconcile(void *ctx, const char *ns, int64_t *requeue_afte
         }
     }
     json_decref(ordered);
+    if (first_err == GR_ECONFLICT) { /* our cache lags our own write: read it again */
+        *requeue_after_ns = 100000000LL;
+        return GR_OK;
+    }
     return first_err;
 }
 
@@ -910,6 +996,7 @@ void gr_gang_service_free(gr_gang_service *s)
     free(s->field_manager);
     json_decref(s->resolved);
     json_decref(s->topo_user);
+    json_decref(s->pending);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }

@@ -84,6 +84,9 @@
 /* The coordinator's batch window: events of one gang within it cost one
  * reconcile and at most one ConfigMap write. */
 #define GR_GANG_BATCH_NS (200LL * 1000000LL)
+/* Gangs whose anchor a replica remembers from admission (memory only), for
+ * stored pods that no longer show it (R2). */
+#define GR_GANG_PENDING_MAX 4096
 /* How long admission waits for the PreflightConfigs at start-up. */
 #define GR_GANG_ADMIT_WAIT_MS 3000
 

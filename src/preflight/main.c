@@ -72,7 +72,7 @@ static void usage(FILE *f)
             "           [--leader-elect[=true|false]] [--leader-election-namespace NS]\n"
             "           [--leader-elect-lease-duration 15s] [--leader-elect-renew-deadline 10s]\n"
             "           [--leader-elect-retry-period 2s] [--health-probe-bind-address :8081]\n"
-            "           [--metrics-bind-address 0]\n"
+            "           [--metrics-bind-address 0] [--field-manager gpuready-preflight]\n"
             "       %s inject --config FILE [--namespace NS] [--gang-id ID]\n"
             "           [--output yaml|json|patch] POD.yaml\n"
             "       %s check-config --config FILE\n"
@@ -254,8 +254,9 @@ typedef struct serve_opts {
     bool leader_elect;
     const char *lease_ns; /* NULL: $POD_NAMESPACE, the in-cluster namespace, "default" */
     int64_t lease_duration_ns, renew_deadline_ns, retry_period_ns;
-    const char *probe_addr;   /* /healthz /readyz of the runtime */
-    const char *metrics_addr; /* "0": the runtime's metrics go to the webhook's /metrics */
+    const char *probe_addr;    /* /healthz /readyz of the runtime */
+    const char *metrics_addr;  /* "0": the runtime's metrics go to the webhook's /metrics */
+    const char *field_manager; /* NULL: GR_GANG_FIELD_MANAGER */
     gr_preflight_server_opts srv;
 } serve_opts;
 
@@ -413,7 +414,8 @@ static int pick_gang_resolver(const serve_opts *o, const gr_preflight_config *cf
     int rc = open_manager(o, g, err);
     if (rc != GR_OK)
         return rc;
-    gr_gang_service_opts go = {.client = g->kc, .cfg = cfg, .workers = o->workers};
+    gr_gang_service_opts go = {
+        .client = g->kc, .cfg = cfg, .workers = o->workers, .field_manager = o->field_manager};
     if ((rc = gr_gang_service_new(&go, &g->svc, err)) != GR_OK) /* PF-10, PF-11 */
         return rc;
     if ((rc = gr_gang_service_attach(g->svc, g->m, err)) != GR_OK)
@@ -528,6 +530,7 @@ static int parse_serve_opts(int argc, char **argv, serve_opts *o)
         OPT_LE_RETRY,
         OPT_PROBE,
         OPT_METRICS,
+        OPT_FIELD_MANAGER,
     };
     static const struct option opts[] = {
         {"port", required_argument, NULL, 'p'},
@@ -548,6 +551,7 @@ static int parse_serve_opts(int argc, char **argv, serve_opts *o)
         {"leader-elect-retry-period", required_argument, NULL, OPT_LE_RETRY},
         {"health-probe-bind-address", required_argument, NULL, OPT_PROBE},
         {"metrics-bind-address", required_argument, NULL, OPT_METRICS},
+        {"field-manager", required_argument, NULL, OPT_FIELD_MANAGER},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int ch;
@@ -644,6 +648,13 @@ static int parse_serve_opts(int argc, char **argv, serve_opts *o)
             break;
         case OPT_LE_RETRY:
             st = parse_dur("--leader-elect-retry-period", optarg, &o->retry_period_ns);
+            break;
+        case OPT_FIELD_MANAGER:
+            if (!*optarg || strlen(optarg) > 128) {
+                fprintf(stderr, "--field-manager: must be 1..128 characters\n");
+                return 2;
+            }
+            o->field_manager = optarg;
             break;
         case OPT_PROBE:
         case OPT_METRICS: {
