@@ -10,7 +10,9 @@
 #
 #   ROOT      directory to fill (created; must be empty or absent)
 #   IDLE_BIN  the static gpuready-idle binary (-> /usr/local/bin/gpuready-idle)
-#   BINARY    our program(s) (-> /usr/local/bin/<name>, stripped)
+#   BINARY    our program(s) (-> /usr/local/bin/<name>, stripped); a symlink
+#             to another BINARY in its directory (a program alias) stays a
+#             symlink
 #
 # Used by scripts/build-images (daemonless OCI build) and by the Dockerfiles
 # under deploy/images/ (docker build), so both produce the same tree.
@@ -58,9 +60,22 @@ install_file() { # src dest-in-root mode
   chmod "$mode" "$dest"
 }
 
+declare -A given=()
+for bin in "$@"; do given[$(basename -- "$bin")]=1; done
 for bin in "$@"; do
   [[ -x $bin ]] || die "not an executable: $bin"
   name=$(basename -- "$bin")
+  # Another name of a program that is also given (a symlink to it in the
+  # same directory, e.g. gpuready-preflight-gang -> gpuready-preflight):
+  # the same symlink in the image, not a second copy.
+  if [[ -L $bin ]]; then
+    target=$(readlink -- "$bin")
+    if [[ $target != */* && -n ${given[$target]:-} ]]; then
+      mkdir -p "$root/usr/local/bin"
+      ln -sfn -- "$target" "$root/usr/local/bin/$name"
+      continue
+    fi
+  fi
   install_file "$bin" "/usr/local/bin/$name" 0755
   if [[ -n $strip_bin ]]; then "$strip_bin" --strip-unneeded "$root/usr/local/bin/$name"; fi
   add_libs "$bin"

@@ -10,7 +10,7 @@ void gr_buf_init(gr_buf *b, size_t max)
     b->data = NULL;
     b->len = 0;
     b->cap = 0;
-    b->max = max ? max : GR_BUF_DEFAULT_MAX;
+    b->max = max;
 }
 
 void gr_buf_free(gr_buf *b)
@@ -31,7 +31,7 @@ void gr_buf_reset(gr_buf *b)
 int gr_buf_reserve(gr_buf *b, size_t extra)
 {
     if (b->max == 0)
-        b->max = GR_BUF_DEFAULT_MAX;
+        return GR_EINVAL; /* no cap given: a programming error, never a default */
     if (extra > b->max || b->len > b->max - extra)
         return GR_ETOOBIG;
     size_t need = b->len + extra + 1; /* + terminator */
@@ -47,6 +47,7 @@ int gr_buf_reserve(gr_buf *b, size_t extra)
     char *nd = realloc(b->data, ncap);
     if (!nd)
         return GR_ENOMEM;
+    nd[b->len] = '\0'; /* a fresh allocation is a string too */
     b->data = nd;
     b->cap = ncap;
     return GR_OK;

@@ -9,8 +9,14 @@
  * Ownership: the buffer owns `data`. gr_buf_free() releases it; gr_buf_steal()
  * hands it to the caller (who frees it with free()) and leaves the buffer empty.
  *
+ * The cap is explicit: every buffer states the most it may hold for its data
+ * (GR_BUF_INIT(max), gr_buf_init(b, max)). A buffer with max 0 (a zeroed
+ * struct, a forgotten cap) refuses every append and reserve with GR_EINVAL:
+ * there is no default.
+ *
  * Errors: appends return GR_ETOOBIG when the result would exceed `max` (the
- * buffer is left unchanged) and GR_ENOMEM when allocation fails.
+ * buffer is left unchanged), GR_EINVAL when max is 0 and GR_ENOMEM when
+ * allocation fails.
  */
 #ifndef GR_BUF_H
 #define GR_BUF_H
@@ -19,9 +25,6 @@
 #include <stddef.h>
 
 #include "gr_err.h"
-
-/* Cap used when gr_buf_init() is given max == 0. */
-#define GR_BUF_DEFAULT_MAX ((size_t)64 * 1024 * 1024)
 
 typedef struct gr_buf {
     char *data; /* NULL until the first append; then NUL-terminated */
@@ -35,11 +38,13 @@ typedef struct gr_buf {
         NULL, 0, 0, (maxbytes) \
     }
 
+/* An empty buffer capped at max bytes (max > 0; see above). */
 void gr_buf_init(gr_buf *b, size_t max);
 void gr_buf_free(gr_buf *b);
 /* Forget the contents, keep the allocation. */
 void gr_buf_reset(gr_buf *b);
-/* Make room for `extra` more bytes. GR_ETOOBIG / GR_ENOMEM. */
+/* Make room for `extra` more bytes. GR_ETOOBIG / GR_EINVAL (max 0) /
+ * GR_ENOMEM. */
 int gr_buf_reserve(gr_buf *b, size_t extra);
 int gr_buf_append(gr_buf *b, const void *data, size_t n);
 int gr_buf_puts(gr_buf *b, const char *s);

@@ -215,7 +215,7 @@ static int escape_into(gr_buf *b, const char *key)
 
 char *gr_json_ptr_escape(const char *key)
 {
-    gr_buf b = GR_BUF_INIT(GR_BUF_DEFAULT_MAX);
+    gr_buf b = GR_BUF_INIT(GR_JSON_POINTER_MAX);
     if (!key || escape_into(&b, key) != GR_OK) {
         gr_buf_free(&b);
         return NULL;
@@ -250,7 +250,7 @@ int gr_json_ptr_append_index(gr_buf *ptr, size_t index)
 
 char *gr_json_ptr_build(const char *first, ...)
 {
-    gr_buf b = GR_BUF_INIT(GR_BUF_DEFAULT_MAX);
+    gr_buf b = GR_BUF_INIT(GR_JSON_POINTER_MAX);
     int rc = gr_buf_puts(&b, ""); /* make data non-NULL for the "" case */
     va_list ap;
     va_start(ap, first);

@@ -36,6 +36,10 @@
 
 /* ---------------------------------------------------------------- helpers */
 
+/* Longest JSON Pointer text built (gr_json_ptr_build, gr_json_ptr_escape,
+ * merge-patch paths). */
+#define GR_JSON_POINTER_MAX ((size_t)64 * 1024 * 1024)
+
 /* Maximum nesting accepted by gr_json_parse() and by patch values. */
 #define GR_JSON_MAX_DEPTH 512
 

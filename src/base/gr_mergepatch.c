@@ -154,7 +154,7 @@ int gr_json_merge_patch_create(const json_t *orig, const json_t *modified, json_
     if (!out || !modified)
         return gr_err_set(err, GR_EINVAL, "JSON Merge Patch: NULL argument");
     *out = NULL;
-    gr_buf ptr = GR_BUF_INIT(GR_BUF_DEFAULT_MAX);
+    gr_buf ptr = GR_BUF_INIT(GR_JSON_POINTER_MAX);
     int rc = gr_buf_puts(&ptr, "");
     if (rc == GR_OK)
         rc = diff(orig, modified, &ptr, out, err);

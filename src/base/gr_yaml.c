@@ -24,9 +24,12 @@
 #include <libfyaml.h>
 
 #include "gr_buf.h"
+#include "gr_file.h"
 #include "gr_json.h"
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
+/* Longest quoted scalar re-read from the source text. */
+#define SCALAR_MAX ((size_t)64 * 1024 * 1024)
 
 typedef struct ymark {
     int line; /* 1-based; 0 when unknown */
@@ -665,7 +668,7 @@ static int on_scalar(yctx *c, struct fy_event *e)
     enum fy_scalar_style style = tok ? fy_token_scalar_style(tok) : FYSS_PLAIN;
     if (!e->scalar.tag && (style == FYSS_SINGLE_QUOTED || style == FYSS_DOUBLE_QUOTED) && m.col > 1)
         m.col--; /* the mark is on the content; point at the quote */
-    gr_buf sq = GR_BUF_INIT(GR_BUF_DEFAULT_MAX);
+    gr_buf sq = GR_BUF_INIT(SCALAR_MAX);
     if (style == FYSS_SINGLE_QUOTED) {
         /* The start mark is the first byte after the opening quote; the end
          * mark is unreliable after runs of '' in libfyaml 0.7.12, so find the
@@ -1088,35 +1091,16 @@ int gr_yaml_load_file(const char *path, size_t max_bytes, json_t **out_docs, gr_
     *out_docs = NULL;
     if (max_bytes == 0)
         max_bytes = GR_YAML_MAX_FILE;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return gr_err_set(err, GR_EIO, "%s: cannot open: %s", path, strerror(errno));
     gr_buf b = GR_BUF_INIT(max_bytes);
-    int rc = GR_OK;
-    char chunk[16384];
-    for (;;) {
-        ssize_t r = read(fd, chunk, sizeof chunk);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = gr_err_set(err, GR_EIO, "%s: read failed: %s", path, strerror(errno));
-            break;
-        }
-        if (r == 0)
-            break;
-        rc = gr_buf_append(&b, chunk, (size_t)r);
-        if (rc == GR_ETOOBIG) {
-            rc = gr_err_set(err, GR_ETOOBIG,
-                            "%s: file is larger than the %zu-byte limit for YAML input", path,
-                            max_bytes);
-            break;
-        }
-        if (rc != GR_OK) {
-            rc = gr_err_set(err, rc, "%s: out of memory", path);
-            break;
-        }
-    }
-    close(fd);
+    int rc = gr_file_append(path, &b, err);
+    if (rc == GR_ENOTFOUND) { /* missing or unreadable alike: GR_EIO */
+        rc = GR_EIO;
+        if (err)
+            err->code = GR_EIO;
+    } else if (rc == GR_ETOOBIG)
+        rc =
+            gr_err_set(err, GR_ETOOBIG, "%s: file is larger than the %zu-byte limit for YAML input",
+                       path, max_bytes);
     if (rc == GR_OK)
         rc = load(gr_buf_cstr(&b), b.len, path, out_docs, err);
     gr_buf_free(&b);

@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "gr_casync.h"
+#include "gr_file.h"
 #include "gr_kube_informer.h"
 #include "gr_kube_mgr.h"
 #include "gr_kube_queue.h"
@@ -109,33 +111,20 @@ static void set_free(strset *s)
 
 static int read_ca(const char *path, gr_buf *out, gr_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return gr_err_set(err, GR_EIO,
-                          "healthPublish.caFile: %s: %s; mount the CA Secret of the deployment "
-                          "platform connector there",
-                          path, strerror(errno));
-    char chunk[16384];
-    int rc = GR_OK;
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            rc = gr_err_set(err, GR_EIO, "healthPublish.caFile: %s: %s", path, strerror(errno));
-            break;
-        }
-        if (n == 0)
-            break;
-        if (gr_buf_append(out, chunk, (size_t)n) != GR_OK) {
-            rc = gr_err_set(err, GR_ETOOBIG,
-                            "healthPublish.caFile: %s: larger than %zu bytes (a ConfigMap "
-                            "holds at most 1 MiB)",
-                            path, GR_CASYNC_CA_MAX);
-            break;
-        }
+    int rc = gr_file_append(path, out, err);
+    if (rc == GR_ETOOBIG)
+        rc = gr_err_set(err, GR_ETOOBIG,
+                        "healthPublish.caFile: %s: larger than %zu bytes (a ConfigMap "
+                        "holds at most 1 MiB)",
+                        path, GR_CASYNC_CA_MAX);
+    else if (rc != GR_OK && rc != GR_ENOMEM) {
+        char why[GR_ERR_MSG_MAX];
+        snprintf(why, sizeof why, "%.*s", (int)sizeof why - 1, err ? err->msg : path);
+        rc = gr_err_set(err, GR_EIO,
+                        "healthPublish.caFile: %s; mount the CA Secret of the deployment "
+                        "platform connector there",
+                        why);
     }
-    close(fd);
     if (rc == GR_OK && (rc = gr_casync_validate_ca(gr_buf_cstr(out), out->len, path, err)) != GR_OK)
         gr_err_prefix(err, "healthPublish.caFile: ");
     return rc;

@@ -544,7 +544,7 @@ static gr_cel_val str_replace(ectx *c, const cel_node *n, const gr_cel_val *a, s
     size_t sl, ol, nl;
     const char *s = cel_sv(&a[0], &sl), *o = cel_sv(&a[1], &ol), *nw = cel_sv(&a[2], &nl);
     int64_t limit = na == 4 ? a[3].u.i : -1;
-    gr_buf b = GR_BUF_INIT(0);
+    gr_buf b = GR_BUF_INIT(CEL_TEXT_MAX);
     size_t i = 0;
     int64_t done = 0;
     int rc = GR_OK;
@@ -651,7 +651,7 @@ static gr_cel_val list_join(ectx *c, const cel_node *n, const gr_cel_val *a, siz
         return no_overload(n, a, na);
     size_t sepl = 0;
     const char *sep = na == 2 ? cel_sv(&a[1], &sepl) : "";
-    gr_buf b = GR_BUF_INIT(0);
+    gr_buf b = GR_BUF_INIT(CEL_TEXT_MAX);
     size_t len = cel_list_len(&a[0]);
     for (size_t i = 0; i < len; i++) {
         gr_cel_val e = cel_list_at(&a[0], i);

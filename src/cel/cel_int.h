@@ -22,6 +22,10 @@
 
 enum { CEL_REP_INLINE = 0, CEL_REP_HEAP = 1, CEL_REP_JSON = 2 };
 
+/* Longest text CEL builds in one buffer (strings from replace/join, base64
+ * of bytes, map keys, qualified names, literals). */
+#define CEL_TEXT_MAX ((size_t)64 * 1024 * 1024)
+
 #define CEL_K_ERROR 100
 
 typedef struct cel_obj {

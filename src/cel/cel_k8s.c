@@ -1478,7 +1478,7 @@ static gr_cel_val url_query(const cel_node *n, const urlp *u)
  * path may not hold unescaped percent-encoded. */
 static gr_cel_val url_escaped_path(const cel_node *n, const urlp *u)
 {
-    gr_buf b = GR_BUF_INIT(0);
+    gr_buf b = GR_BUF_INIT(CEL_TEXT_MAX);
     int rc = GR_OK;
     for (size_t i = 0; i < u->plen && rc == GR_OK; i++) {
         unsigned char c = (unsigned char)u->path[i];
@@ -1652,7 +1652,7 @@ static bool subdomain_match(const char *s, size_t n)
 
 static bool push_msg(cel_vec *out, const char *prefix, const char *msg)
 {
-    gr_buf b = GR_BUF_INIT(0);
+    gr_buf b = GR_BUF_INIT(CEL_TEXT_MAX);
     if (gr_buf_puts(&b, prefix) != GR_OK || gr_buf_puts(&b, msg) != GR_OK) {
         gr_buf_free(&b);
         return false;

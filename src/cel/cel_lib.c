@@ -164,7 +164,7 @@ static gr_cel_val str_quote(ectx *c, const cel_node *n, const gr_cel_val *s)
     const char *p = cel_sv(s, &l);
     if (cel_charge_bytes(c, l * 2))
         return cel_cost_err(c, n);
-    gr_buf b = GR_BUF_INIT(0);
+    gr_buf b = GR_BUF_INIT(CEL_TEXT_MAX);
     int rc = gr_buf_putc(&b, '"');
     for (size_t i = 0; i < l && rc == GR_OK; i++) {
         const char *esc = NULL;

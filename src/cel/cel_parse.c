@@ -156,7 +156,7 @@ static int lex_string(parser *p, size_t i, bool raw, bool bytes, size_t start, s
     char q = s[i];
     bool triple = i + 2 < n && s[i + 1] == q && s[i + 2] == q;
     i += triple ? 3 : 1;
-    gr_buf b = GR_BUF_INIT(0);
+    gr_buf b = GR_BUF_INIT(CEL_TEXT_MAX);
     int rc = GR_OK;
     for (;;) {
         if (i >= n) {
@@ -1559,7 +1559,7 @@ static int find_decl_c(parser *p, const char *name, size_t n)
     const char *c = p->container;
     size_t cl = c ? strlen(c) : 0;
     while (cl > 0) {
-        gr_buf b = GR_BUF_INIT(0);
+        gr_buf b = GR_BUF_INIT(CEL_TEXT_MAX);
         int d = -1;
         if (gr_buf_append(&b, c, cl) == GR_OK && gr_buf_putc(&b, '.') == GR_OK &&
             gr_buf_append(&b, name, n) == GR_OK)
@@ -1623,7 +1623,7 @@ static void resolve_struct(parser *p, cel_node *nd)
             cl--;
     }
     nd->fn = WKT_NONE;
-    gr_buf b = GR_BUF_INIT(0);
+    gr_buf b = GR_BUF_INIT(CEL_TEXT_MAX);
     int rc = GR_OK;
     if (!abs && p->container && p->container[0]) {
         rc = gr_buf_puts(&b, p->container);
@@ -1724,7 +1724,7 @@ static void resolve(parser *p, cel_node *nd, const scope *sc)
     }
     case N_SELECT:
         if (!(nd->flags & NF_TEST_ONLY)) {
-            gr_buf b = GR_BUF_INIT(0);
+            gr_buf b = GR_BUF_INIT(CEL_TEXT_MAX);
             const cel_node *root = NULL;
             if (chain_name(nd, &b, &root) && root &&
                 ((root->flags & NF_ROOTDOT) || !find_local(sc, root->name)) &&

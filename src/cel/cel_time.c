@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cel_int.h"
+#include "gr_file.h"
 #include "gr_time.h"
 
 #define NS_PER_S 1000000000LL
@@ -427,19 +428,16 @@ static const tz_zone *tz_cache_find(const char *path)
 
 static int tz_read(const char *path, tz_zone *z)
 {
-    errno = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errno == ENOMEM ? GR_ENOMEM : GR_EINVAL;
-    unsigned char *buf = malloc(TZIF_MAX_BYTES);
-    int rc = GR_ENOMEM;
-    if (buf) {
-        size_t n = fread(buf, 1, TZIF_MAX_BYTES, f);
-        rc = n == TZIF_MAX_BYTES ? GR_EINVAL : tzif_load(buf, n, z);
-        if (rc != GR_OK)
-            free(buf);
-    }
-    fclose(f);
+    /* The whole file or nothing: a zone file past the cap or read short is
+     * no zone (gr_file_read detects both). */
+    char *buf = NULL;
+    size_t n = 0;
+    int rc = gr_file_read(path, TZIF_MAX_BYTES, &buf, &n, NULL);
+    if (rc != GR_OK)
+        return rc == GR_ENOMEM ? GR_ENOMEM : GR_EINVAL;
+    rc = tzif_load((unsigned char *)buf, n, z);
+    if (rc != GR_OK)
+        free(buf);
     return rc;
 }
 

@@ -12,6 +12,7 @@
 #include "cel_int.h"
 #include "gr_duration.h"
 #include "gr_json.h"
+#include "gr_base64.h"
 
 /* ---- reference counting ---- */
 
@@ -656,24 +657,6 @@ int gr_cel_val_from_json(const json_t *j, gr_cel_kind as, gr_cel_val *out, gr_er
     return GR_OK;
 }
 
-static int b64_encode(const unsigned char *s, size_t n, gr_buf *b)
-{
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned x = (unsigned)s[i] << 16;
-        if (i + 1 < n)
-            x |= (unsigned)s[i + 1] << 8;
-        if (i + 2 < n)
-            x |= s[i + 2];
-        char q[4] = {tab[(x >> 18) & 63], tab[(x >> 12) & 63], i + 1 < n ? tab[(x >> 6) & 63] : '=',
-                     i + 2 < n ? tab[x & 63] : '='};
-        int rc = gr_buf_append(b, q, 4);
-        if (rc != GR_OK)
-            return rc;
-    }
-    return GR_OK;
-}
-
 static int key_string(const gr_cel_val *k, gr_buf *b)
 {
     switch (k->kind) {
@@ -731,8 +714,8 @@ int gr_cel_val_to_json(const gr_cel_val *v, json_t **out, gr_err *err)
     case GR_CEL_BYTES: {
         size_t n;
         const char *s = cel_sv(v, &n);
-        gr_buf b = GR_BUF_INIT(0);
-        if (b64_encode((const unsigned char *)s, n, &b) != GR_OK) {
+        gr_buf b = GR_BUF_INIT(CEL_TEXT_MAX);
+        if (gr_base64_encode(s, n, &b) != GR_OK) {
             gr_buf_free(&b);
             return gr_err_set(err, GR_ENOMEM, "out of memory");
         }
@@ -781,7 +764,7 @@ int gr_cel_val_to_json(const gr_cel_val *v, json_t **out, gr_err *err)
         const cel_map *m = v->u.p;
         j = json_object();
         for (size_t i = 0; j && i < m->n; i++) {
-            gr_buf kb = GR_BUF_INIT(0);
+            gr_buf kb = GR_BUF_INIT(CEL_TEXT_MAX);
             if (key_string(&m->keys[i], &kb) != GR_OK) {
                 gr_buf_free(&kb);
                 json_decref(j);

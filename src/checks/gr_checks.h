@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "gr_err.h"
-#include "gr_health.h"
+#include "gr_health_event.h"
 
 /* --- exit codes (spec: "1. Check the exit code") -------------------------- */
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "gr_buf.h"
+#include "gr_file.h"
 #include "gr_checks_gang.h"
 
 static const char *const keys[] = {"expected_count", "peers", "master_addr", "master_port",
@@ -33,39 +34,7 @@ static char **slot(gr_checks_gang_files *f, size_t i)
 /* Read path into *out (capped). GR_ENOTFOUND if absent. */
 static int read_capped(const char *path, char **out, gr_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT)
-            return GR_ENOTFOUND;
-        return gr_err_set(err, GR_EIO, "cannot read %s: %s", path, strerror(errno));
-    }
-    gr_buf b = GR_BUF_INIT(GR_CHECKS_GANG_FILE_MAX);
-    char chunk[8192];
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int e = errno;
-            close(fd);
-            gr_buf_free(&b);
-            return gr_err_set(err, GR_EIO, "cannot read %s: %s", path, strerror(e));
-        }
-        if (n == 0)
-            break;
-        int rc = gr_buf_append(&b, chunk, (size_t)n);
-        if (rc != GR_OK) {
-            close(fd);
-            gr_buf_free(&b);
-            return gr_err_set(err, rc, "%s is larger than %zu bytes", path,
-                              GR_CHECKS_GANG_FILE_MAX);
-        }
-    }
-    close(fd);
-    if (!b.data && gr_buf_puts(&b, "") != GR_OK)
-        return gr_err_set(err, GR_ENOMEM, "out of memory");
-    *out = gr_buf_steal(&b, NULL);
-    return *out ? GR_OK : gr_err_set(err, GR_ENOMEM, "out of memory");
+    return gr_file_read(path, GR_CHECKS_GANG_FILE_MAX, out, NULL, err);
 }
 
 /* readlink of dir/..data into buf; 0 if absent (plain directory). */

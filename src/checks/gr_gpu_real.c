@@ -34,6 +34,14 @@ static int sym(void *lib, const char *libname, const char *name, void **slot, gr
         memcpy(&(fn), &p_, sizeof p_);               \
     } while (0)
 
+/* The symbols of each library are one X-macro list:
+ *   X(return type, struct field, exported symbol, (parameter types))
+ * expanded once into the struct of function pointers (SYM_FIELD) and once
+ * into the dlsym() calls that fill it (SYM_LOAD): a symbol is named in
+ * exactly one place. */
+#define SYM_FIELD(ret, field, name, params) ret(*field) params;
+#define SYM_LOAD(ret, field, name, params)  SYM(lib, n, SYM_TABLE.field, name);
+
 static const char *const cuda_names[] = {"libcuda.so.1", "libcuda.so", NULL};
 static const char *const nccl_names[] = {"libnccl.so.2", "libnccl.so", NULL};
 static const char *const nvml_names[] = {"libnvidia-ml.so.1", "libnvidia-ml.so", NULL};
@@ -93,20 +101,22 @@ static int open_lib(gr_gpu_lib which, const char *override, void **out, const ch
 /* --- CUDA ------------------------------------------------------------------ */
 
 typedef int CUresult;
+#define CUDA_SYMBOLS(X)                                                                    \
+    X(CUresult, cuInit, "cuInit", (unsigned int))                                          \
+    X(CUresult, cuDeviceGetCount, "cuDeviceGetCount", (int *))                             \
+    X(CUresult, cuDeviceGet, "cuDeviceGet", (int *, int))                                  \
+    X(CUresult, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (void **, int))      \
+    X(CUresult, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (int))          \
+    X(CUresult, cuCtxSetCurrent, "cuCtxSetCurrent", (void *))                              \
+    X(CUresult, cuMemAlloc, "cuMemAlloc_v2", (unsigned long long *, size_t))               \
+    X(CUresult, cuMemFree, "cuMemFree_v2", (unsigned long long))                           \
+    X(CUresult, cuMemsetD32, "cuMemsetD32_v2", (unsigned long long, unsigned int, size_t)) \
+    X(CUresult, cuStreamCreate, "cuStreamCreate", (void **, unsigned int))                 \
+    X(CUresult, cuStreamSynchronize, "cuStreamSynchronize", (void *))                      \
+    X(CUresult, cuStreamDestroy, "cuStreamDestroy_v2", (void *))                           \
+    X(CUresult, cuGetErrorString, "cuGetErrorString", (CUresult, const char **))
 static struct {
-    CUresult (*cuInit)(unsigned int);
-    CUresult (*cuDeviceGetCount)(int *);
-    CUresult (*cuDeviceGet)(int *, int);
-    CUresult (*cuDevicePrimaryCtxRetain)(void **, int);
-    CUresult (*cuDevicePrimaryCtxRelease)(int);
-    CUresult (*cuCtxSetCurrent)(void *);
-    CUresult (*cuMemAlloc)(unsigned long long *, size_t);
-    CUresult (*cuMemFree)(unsigned long long);
-    CUresult (*cuMemsetD32)(unsigned long long, unsigned int, size_t);
-    CUresult (*cuStreamCreate)(void **, unsigned int);
-    CUresult (*cuStreamSynchronize)(void *);
-    CUresult (*cuStreamDestroy)(void *);
-    CUresult (*cuGetErrorString)(CUresult, const char **);
+    CUDA_SYMBOLS(SYM_FIELD)
 } cu;
 
 #define MAX_DEV 64
@@ -205,19 +215,9 @@ static int load_cuda(gr_err *err)
     int rc = open_lib(GR_GPU_LIB_CUDA, NULL, &lib, &n, err);
     if (rc != GR_OK)
         return rc;
-    SYM(lib, n, cu.cuInit, "cuInit");
-    SYM(lib, n, cu.cuDeviceGetCount, "cuDeviceGetCount");
-    SYM(lib, n, cu.cuDeviceGet, "cuDeviceGet");
-    SYM(lib, n, cu.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-    SYM(lib, n, cu.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
-    SYM(lib, n, cu.cuCtxSetCurrent, "cuCtxSetCurrent");
-    SYM(lib, n, cu.cuMemAlloc, "cuMemAlloc_v2");
-    SYM(lib, n, cu.cuMemFree, "cuMemFree_v2");
-    SYM(lib, n, cu.cuMemsetD32, "cuMemsetD32_v2");
-    SYM(lib, n, cu.cuStreamCreate, "cuStreamCreate");
-    SYM(lib, n, cu.cuStreamSynchronize, "cuStreamSynchronize");
-    SYM(lib, n, cu.cuStreamDestroy, "cuStreamDestroy_v2");
-    SYM(lib, n, cu.cuGetErrorString, "cuGetErrorString");
+#define SYM_TABLE cu
+    CUDA_SYMBOLS(SYM_LOAD)
+#undef SYM_TABLE
     return GR_OK;
 }
 
@@ -226,17 +226,20 @@ static int load_cuda(gr_err *err)
 typedef struct {
     char internal[GR_GPU_NCCL_ID_BYTES];
 } ncclUniqueId;
+#define NCCL_SYMBOLS(X)                                                             \
+    X(int, ncclGetVersion, "ncclGetVersion", (int *))                               \
+    X(int, ncclGetUniqueId, "ncclGetUniqueId", (ncclUniqueId *))                    \
+    X(int, ncclCommInitRank, "ncclCommInitRank", (void **, int, ncclUniqueId, int)) \
+    X(int, ncclCommInitAll, "ncclCommInitAll", (void **, int, const int *))         \
+    X(int, ncclCommDestroy, "ncclCommDestroy", (void *))                            \
+    X(int, ncclCommAbort, "ncclCommAbort", (void *))                                \
+    X(int, ncclAllReduce, "ncclAllReduce",                                          \
+      (const void *, void *, size_t, int, int, void *, void *))                     \
+    X(int, ncclGroupStart, "ncclGroupStart", (void))                                \
+    X(int, ncclGroupEnd, "ncclGroupEnd", (void))                                    \
+    X(const char *, ncclGetErrorString, "ncclGetErrorString", (int))
 static struct {
-    int (*ncclGetVersion)(int *);
-    int (*ncclGetUniqueId)(ncclUniqueId *);
-    int (*ncclCommInitRank)(void **, int, ncclUniqueId, int);
-    int (*ncclCommInitAll)(void **, int, const int *);
-    int (*ncclCommDestroy)(void *);
-    int (*ncclCommAbort)(void *);
-    int (*ncclAllReduce)(const void *, void *, size_t, int, int, void *, void *);
-    int (*ncclGroupStart)(void);
-    int (*ncclGroupEnd)(void);
-    const char *(*ncclGetErrorString)(int);
+    NCCL_SYMBOLS(SYM_FIELD)
 } nc;
 
 static int n_version(int *v)
@@ -296,28 +299,23 @@ static int load_nccl(gr_err *err)
     int rc = open_lib(GR_GPU_LIB_NCCL, getenv("GR_NCCL_LIBRARY"), &lib, &n, err);
     if (rc != GR_OK)
         return rc;
-    SYM(lib, n, nc.ncclGetVersion, "ncclGetVersion");
-    SYM(lib, n, nc.ncclGetUniqueId, "ncclGetUniqueId");
-    SYM(lib, n, nc.ncclCommInitRank, "ncclCommInitRank");
-    SYM(lib, n, nc.ncclCommInitAll, "ncclCommInitAll");
-    SYM(lib, n, nc.ncclCommDestroy, "ncclCommDestroy");
-    SYM(lib, n, nc.ncclCommAbort, "ncclCommAbort");
-    SYM(lib, n, nc.ncclAllReduce, "ncclAllReduce");
-    SYM(lib, n, nc.ncclGroupStart, "ncclGroupStart");
-    SYM(lib, n, nc.ncclGroupEnd, "ncclGroupEnd");
-    SYM(lib, n, nc.ncclGetErrorString, "ncclGetErrorString");
+#define SYM_TABLE nc
+    NCCL_SYMBOLS(SYM_LOAD)
+#undef SYM_TABLE
     return GR_OK;
 }
 
 /* --- NVML ------------------------------------------------------------------ */
 
+#define NVML_SYMBOLS(X)                                                                          \
+    X(int, nvmlInit, "nvmlInit_v2", (void))                                                      \
+    X(int, nvmlShutdown, "nvmlShutdown", (void))                                                 \
+    X(int, nvmlDeviceGetCount, "nvmlDeviceGetCount_v2", (unsigned int *))                        \
+    X(int, nvmlDeviceGetHandleByIndex, "nvmlDeviceGetHandleByIndex_v2", (unsigned int, void **)) \
+    X(int, nvmlDeviceGetUUID, "nvmlDeviceGetUUID", (void *, char *, unsigned int))               \
+    X(const char *, nvmlErrorString, "nvmlErrorString", (int))
 static struct {
-    int (*nvmlInit)(void);
-    int (*nvmlShutdown)(void);
-    int (*nvmlDeviceGetCount)(unsigned int *);
-    int (*nvmlDeviceGetHandleByIndex)(unsigned int, void **);
-    int (*nvmlDeviceGetUUID)(void *, char *, unsigned int);
-    const char *(*nvmlErrorString)(int);
+    NVML_SYMBOLS(SYM_FIELD)
 } nv;
 
 static int v_init(void)
@@ -352,29 +350,34 @@ static int load_nvml(gr_err *err)
     int rc = open_lib(GR_GPU_LIB_NVML, NULL, &lib, &n, err);
     if (rc != GR_OK)
         return rc;
-    SYM(lib, n, nv.nvmlInit, "nvmlInit_v2");
-    SYM(lib, n, nv.nvmlShutdown, "nvmlShutdown");
-    SYM(lib, n, nv.nvmlDeviceGetCount, "nvmlDeviceGetCount_v2");
-    SYM(lib, n, nv.nvmlDeviceGetHandleByIndex, "nvmlDeviceGetHandleByIndex_v2");
-    SYM(lib, n, nv.nvmlDeviceGetUUID, "nvmlDeviceGetUUID");
-    SYM(lib, n, nv.nvmlErrorString, "nvmlErrorString");
+#define SYM_TABLE nv
+    NVML_SYMBOLS(SYM_LOAD)
+#undef SYM_TABLE
     return GR_OK;
 }
 
 /* --- DCGM ------------------------------------------------------------------ */
 
+#define DCGM_SYMBOLS(X)                                                              \
+    X(int, dcgmInit, "dcgmInit", (void))                                             \
+    X(int, dcgmConnect_v2, "dcgmConnect_v2",                                         \
+      (const char *, gr_dcgmConnectV2Params_v2 *, gr_dcgmHandle_t *))                \
+    X(int, dcgmDisconnect, "dcgmDisconnect", (gr_dcgmHandle_t))                      \
+    X(int, dcgmGetAllSupportedDevices, "dcgmGetAllSupportedDevices",                 \
+      (gr_dcgmHandle_t, unsigned int *, int *))                                      \
+    X(int, dcgmGetDeviceAttributes, "dcgmGetDeviceAttributes",                       \
+      (gr_dcgmHandle_t, unsigned int, gr_dcgmDeviceAttributes_v3 *))                 \
+    X(int, dcgmGroupCreate, "dcgmGroupCreate",                                       \
+      (gr_dcgmHandle_t, int, const char *, gr_dcgmGpuGrp_t *))                       \
+    X(int, dcgmGroupAddDevice, "dcgmGroupAddDevice",                                 \
+      (gr_dcgmHandle_t, gr_dcgmGpuGrp_t, unsigned int))                              \
+    X(int, dcgmGroupDestroy, "dcgmGroupDestroy", (gr_dcgmHandle_t, gr_dcgmGpuGrp_t)) \
+    X(int, dcgmRunDiagnostic, "dcgmRunDiagnostic",                                   \
+      (gr_dcgmHandle_t, gr_dcgmGpuGrp_t, int, gr_dcgmDiagResponse_v10 *))            \
+    X(int, dcgmStopDiagnostic, "dcgmStopDiagnostic", (gr_dcgmHandle_t))              \
+    X(const char *, errorString, "errorString", (int))
 static struct {
-    int (*dcgmInit)(void);
-    int (*dcgmConnect_v2)(const char *, gr_dcgmConnectV2Params_v2 *, gr_dcgmHandle_t *);
-    int (*dcgmDisconnect)(gr_dcgmHandle_t);
-    int (*dcgmGetAllSupportedDevices)(gr_dcgmHandle_t, unsigned int *, int *);
-    int (*dcgmGetDeviceAttributes)(gr_dcgmHandle_t, unsigned int, gr_dcgmDeviceAttributes_v3 *);
-    int (*dcgmGroupCreate)(gr_dcgmHandle_t, int, const char *, gr_dcgmGpuGrp_t *);
-    int (*dcgmGroupAddDevice)(gr_dcgmHandle_t, gr_dcgmGpuGrp_t, unsigned int);
-    int (*dcgmGroupDestroy)(gr_dcgmHandle_t, gr_dcgmGpuGrp_t);
-    int (*dcgmRunDiagnostic)(gr_dcgmHandle_t, gr_dcgmGpuGrp_t, int, gr_dcgmDiagResponse_v10 *);
-    int (*dcgmStopDiagnostic)(gr_dcgmHandle_t);
-    const char *(*errorString)(int);
+    DCGM_SYMBOLS(SYM_FIELD)
 } dc;
 
 static int d_init(void)
@@ -478,17 +481,9 @@ static int load_dcgm(gr_err *err)
     int rc = open_lib(GR_GPU_LIB_DCGM, NULL, &lib, &n, err);
     if (rc != GR_OK)
         return rc;
-    SYM(lib, n, dc.dcgmInit, "dcgmInit");
-    SYM(lib, n, dc.dcgmConnect_v2, "dcgmConnect_v2");
-    SYM(lib, n, dc.dcgmDisconnect, "dcgmDisconnect");
-    SYM(lib, n, dc.dcgmGetAllSupportedDevices, "dcgmGetAllSupportedDevices");
-    SYM(lib, n, dc.dcgmGetDeviceAttributes, "dcgmGetDeviceAttributes");
-    SYM(lib, n, dc.dcgmGroupCreate, "dcgmGroupCreate");
-    SYM(lib, n, dc.dcgmGroupAddDevice, "dcgmGroupAddDevice");
-    SYM(lib, n, dc.dcgmGroupDestroy, "dcgmGroupDestroy");
-    SYM(lib, n, dc.dcgmRunDiagnostic, "dcgmRunDiagnostic");
-    SYM(lib, n, dc.dcgmStopDiagnostic, "dcgmStopDiagnostic");
-    SYM(lib, n, dc.errorString, "errorString");
+#define SYM_TABLE dc
+    DCGM_SYMBOLS(SYM_LOAD)
+#undef SYM_TABLE
     return GR_OK;
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "gr_checks.h"
+#include "gr_file.h"
 #include "gr_gpu.h"
 
 static json_t *scn; /* the scenario, loaded once */
@@ -176,18 +177,15 @@ static int rendezvous(int rank, int nranks, const char *idhex)
     for (int waited = 0; waited < 2000; waited++) {
         int all = 1, same = 1;
         for (int r = 0; r < nranks; r++) {
-            char p[4096], buf[300] = "";
+            char p[4096], *buf = NULL;
             snprintf(p, sizeof p, "%s/rank-%d", dir, r);
-            FILE *g = fopen(p, "r");
-            if (!g) {
+            if (gr_file_read(p, 300, &buf, NULL, NULL) != GR_OK) {
                 all = 0;
                 break;
             }
-            size_t n = fread(buf, 1, sizeof buf - 1, g);
-            buf[n] = '\0';
-            fclose(g);
             if (strcmp(buf, idhex) != 0)
                 same = 0;
+            free(buf);
         }
         if (all)
             return same ? 0 : 4; /* ncclInvalidArgument */

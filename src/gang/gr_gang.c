@@ -14,18 +14,8 @@
 
 #include "gr_cel.h"
 #include "gr_gang_topo_data.h"
-#include "gr_kube_helpers.h"
+#include "gr_kube_object.h"
 #include "gr_time.h"
-
-/* ---------------------------------------------------------------- naming */
-
-char *gr_gang_id(const char *discoverer, const char *ns, const char *group, const char *sub)
-{
-    char *id = NULL;
-    int n = (sub && *sub) ? asprintf(&id, "%s-%s-%s-%s", discoverer, ns, group, sub)
-                          : asprintf(&id, "%s-%s-%s", discoverer, ns, group);
-    return n < 0 ? NULL : id;
-}
 
 /* ----------------------------------------------------------------- peers */
 
@@ -247,26 +237,27 @@ static int get_strv(const json_t *o, const char *key, char ***out, size_t *n, gr
  * key when it lists none. */
 static int grove_defaults(gr_gang_spec *s, gr_err *err)
 {
-    bool shorthand = s->name && strcmp(s->name, GR_GANG_GROVE_NAME) == 0 && !s->n_annotation_keys &&
-                     !s->n_label_keys && !s->group && !s->version && !s->resource;
-    bool gvr = s->group && s->resource && strcmp(s->group, GR_GANG_GROVE_GROUP) == 0 &&
-               strcmp(s->resource, GR_GANG_GROVE_RESOURCE) == 0;
+    bool shorthand = s->name && strcmp(s->name, GR_PREFLIGHT_GROVE_NAME) == 0 &&
+                     !s->n_annotation_keys && !s->n_label_keys && !s->group && !s->version &&
+                     !s->resource;
+    bool gvr = s->group && s->resource && strcmp(s->group, GR_PREFLIGHT_GROVE_GROUP) == 0 &&
+               strcmp(s->resource, GR_PREFLIGHT_GROVE_RESOURCE) == 0;
     if (!shorthand && !gvr)
         return GR_OK;
     s->grove = true;
-    if (shorthand && (!(s->group = strdup(GR_GANG_GROVE_GROUP)) ||
-                      !(s->version = strdup(GR_GANG_GROVE_VERSION)) ||
-                      !(s->resource = strdup(GR_GANG_GROVE_RESOURCE))))
+    if (shorthand && (!(s->group = strdup(GR_PREFLIGHT_GROVE_GROUP)) ||
+                      !(s->version = strdup(GR_PREFLIGHT_GROVE_VERSION)) ||
+                      !(s->resource = strdup(GR_PREFLIGHT_GROVE_RESOURCE))))
         return gr_err_set(err, GR_ENOMEM, "out of memory");
     if (!s->n_annotation_keys && !s->n_label_keys && s->name) {
         if (!(s->label_keys = calloc(1, sizeof(char *))) ||
-            !(s->label_keys[0] = strdup(GR_GANG_GROVE_LABEL)))
+            !(s->label_keys[0] = strdup(GR_PREFLIGHT_GROVE_LABEL)))
             return gr_err_set(err, GR_ENOMEM, "out of memory");
         s->n_label_keys = 1;
     }
     /* A PodGang has no spec.minMember: the generic default (which the
      * webhook's config parser fills in, PF-100) means "the Grove rule". */
-    if (s->min_count_expr && strcmp(s->min_count_expr, GR_GANG_DEFAULT_MIN_EXPR) == 0) {
+    if (s->min_count_expr && strcmp(s->min_count_expr, GR_PREFLIGHT_GANG_DEFAULT_MIN_EXPR) == 0) {
         free(s->min_count_expr);
         s->min_count_expr = NULL;
     }
@@ -313,7 +304,7 @@ int gr_gang_spec_parse(const json_t *gd, gr_gang_spec *s, gr_err *err)
         return rc;
     }
     if (!s->grove && !s->min_count_expr &&
-        !(s->min_count_expr = strdup(GR_GANG_DEFAULT_MIN_EXPR))) {
+        !(s->min_count_expr = strdup(GR_PREFLIGHT_GANG_DEFAULT_MIN_EXPR))) {
         gr_gang_spec_free(s);
         return gr_err_set(err, GR_ENOMEM, "out of memory");
     }
@@ -387,7 +378,7 @@ int gr_gang_discoverer_new(const gr_gang_spec *spec, gr_gang_mode mode, const ch
     const char *defver = mode == GR_GANG_NATIVE_WORKLOAD ? "v1alpha1" : "v1alpha2";
     if (custom)
         defver = spec->version;
-    d->name = strdup(custom ? spec->name : GR_GANG_NATIVE_NAME);
+    d->name = strdup(custom ? spec->name : GR_PREFLIGHT_GANG_NATIVE_NAME);
     d->kind = strdup(kind && *kind ? kind : defkind);
     d->version = strdup(version && *version ? version : defver);
     if (!d->name || !d->kind || !d->version)
@@ -472,7 +463,7 @@ static int anchor_fill(gr_gang_anchor *a, const char *disc, const char *group, c
                        const char *pg, gr_err *err)
 {
     memset(a, 0, sizeof *a);
-    a->gang_id = gr_gang_id(disc, ns, name, pg);
+    a->gang_id = gr_preflight_gang_id(disc, ns, name, pg);
     a->cm_name = a->gang_id ? gr_preflight_gang_configmap_name(a->gang_id) : NULL;
     a->discoverer = dupn(disc);
     a->group = dupn(group);
@@ -494,7 +485,6 @@ int gr_gang_anchor_from_pod(const gr_gang_discoverer *d, const json_t *pod, cons
                             gr_gang_anchor *out, gr_err *err)
 {
     memset(out, 0, sizeof *out);
-    const json_t *spec = json_object_get(pod, "spec");
     const json_t *md = json_object_get(pod, "metadata");
     if (!ns || !*ns)
         ns = nonempty(json_object_get(md, "namespace"));
@@ -502,30 +492,25 @@ int gr_gang_anchor_from_pod(const gr_gang_discoverer *d, const json_t *pod, cons
         return gr_err_set(err, GR_EINVAL, "metadata.namespace: the pod has no namespace");
     switch (d->mode) {
     case GR_GANG_NATIVE_PODGROUP: {
-        const char *pg =
-            nonempty(json_object_get(json_object_get(spec, "schedulingGroup"), "podGroupName"));
+        const char *pg = gr_preflight_gang_native_podgroup(pod);
         if (!pg)
             return GR_ENOTFOUND;
         return anchor_fill(out, d->name, "scheduling.k8s.io", d->version, "podgroups", d->kind, ns,
                            pg, "", err);
     }
     case GR_GANG_NATIVE_WORKLOAD: {
-        const json_t *wr = json_object_get(spec, "workloadRef");
-        const char *wl = nonempty(json_object_get(wr, "name"));
+        const char *sub = NULL;
+        const char *wl = gr_preflight_gang_native_workload(pod, &sub);
         if (!wl)
             return GR_ENOTFOUND;
         return anchor_fill(out, d->name, "scheduling.k8s.io", d->version, "workloads", d->kind, ns,
-                           wl, nonempty(json_object_get(wr, "podGroup")), err);
+                           wl, sub, err);
     }
     case GR_GANG_CRD:
     case GR_GANG_GROVE: {
-        const char *group = NULL;
-        const json_t *ann = json_object_get(md, "annotations");
-        const json_t *lab = json_object_get(md, "labels");
-        for (size_t i = 0; i < d->spec.n_annotation_keys && !group; i++)
-            group = nonempty(json_object_get(ann, d->spec.annotation_keys[i]));
-        for (size_t i = 0; i < d->spec.n_label_keys && !group; i++)
-            group = nonempty(json_object_get(lab, d->spec.label_keys[i]));
+        const char *group = gr_preflight_gang_keyed_group(
+            pod, (const char *const *)d->spec.annotation_keys, d->spec.n_annotation_keys,
+            (const char *const *)d->spec.label_keys, d->spec.n_label_keys);
         if (!group)
             return GR_ENOTFOUND;
         return anchor_fill(out, d->name, d->spec.group, d->spec.version, d->spec.resource, d->kind,
@@ -811,54 +796,6 @@ int gr_gang_pod_trim(json_t **podp, const gr_gang_trim_keys *keys)
 
 /* ------------------------------------------------------------ ConfigMaps */
 
-char *gr_gang_check_names(const json_t *pod, const gr_preflight_config *cfg)
-{
-    gr_buf b = GR_BUF_INIT(1 << 20);
-    const json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
-    const json_t *sel = json_object_get(ann, GR_PREFLIGHT_ANNOTATION_CHECKS);
-    int rc = GR_OK;
-    size_t nout = 0;
-    if (json_is_string(sel)) {
-        char *copy = strdup(json_string_value(sel));
-        if (!copy)
-            return NULL;
-        const char *seen[256];
-        size_t nseen = 0;
-        bool dup = false;
-        char *save = NULL;
-        for (char *t = strtok_r(copy, ",", &save); t && !dup; t = strtok_r(NULL, ",", &save)) {
-            t = trim(t, t + strlen(t));
-            if (!*t)
-                continue;
-            for (size_t i = 0; i < nseen; i++)
-                if (strcmp(seen[i], t) == 0)
-                    dup = true;
-            if (dup)
-                break;
-            if (nseen < 256)
-                seen[nseen++] = t;
-            bool known = false;
-            for (size_t i = 0; cfg && i < cfg->n_checks && !known; i++)
-                known = strcmp(cfg->checks[i].name, t) == 0;
-            if (known && rc == GR_OK)
-                rc = gr_buf_printf(&b, "%s%s", nout++ ? "," : "", t);
-        }
-        if (dup)
-            gr_buf_reset(&b);
-        free(copy);
-    } else {
-        for (size_t i = 0; cfg && i < cfg->n_checks && rc == GR_OK; i++)
-            if (cfg->checks[i].default_enabled)
-                rc = gr_buf_printf(&b, "%s%s", nout++ ? "," : "", cfg->checks[i].name);
-    }
-    if (rc != GR_OK) {
-        gr_buf_free(&b);
-        return NULL;
-    }
-    char *s = gr_buf_steal(&b, NULL);
-    return s ? s : strdup("");
-}
-
 static json_t *owner_ref_of(const json_t *owner)
 {
     const json_t *md = json_object_get(owner, "metadata");
@@ -999,7 +936,7 @@ int gr_gang_cm_update(json_t *cm, const json_t *members, int64_t expected,
         const char *name = nonempty(json_object_get(json_object_get(pod, "metadata"), "name"));
         if (!ip || !name)
             continue;
-        char *checks = gr_gang_check_names(pod, cfg);
+        char *checks = gr_preflight_check_names(cfg, pod);
         rc = checks ? gr_gang_peers_add(&peers, name, ip, checks) : GR_ENOMEM;
         free(checks);
     }
@@ -1061,9 +998,15 @@ json_t *gr_gang_topo_configmap(const char *name, const char *ns, const char *xml
 
 /* ------------------------------------------------------ PreflightConfig */
 
+/* obj.metadata.<field> as a string (borrowed) or NULL. */
+static const char *meta_str(const json_t *obj, const char *field)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
+}
+
 static int64_t created_ns(const json_t *o)
 {
-    const char *ts = gr_kube_obj_meta(o, "creationTimestamp");
+    const char *ts = meta_str(o, "creationTimestamp");
     int64_t ns = INT64_MAX;
     if (!ts || gr_time_parse_ns(ts, &ns, NULL) != GR_OK)
         return INT64_MAX;
@@ -1076,7 +1019,7 @@ static int pfc_cmp(const void *a, const void *b)
     int64_t tx = created_ns(x), ty = created_ns(y);
     if (tx != ty)
         return tx < ty ? -1 : 1;
-    const char *nx = gr_kube_obj_meta(x, "name"), *ny = gr_kube_obj_meta(y, "name");
+    const char *nx = meta_str(x, "name"), *ny = meta_str(y, "name");
     return strcmp(nx ? nx : "", ny ? ny : "");
 }
 

@@ -39,24 +39,18 @@
 #define GR_GANG_LABEL_MANAGED_BY "nvsentinel.nvidia.com/managed-by"
 #define GR_GANG_MANAGED_BY_VALUE "preflight"
 #define GR_GANG_LABEL_GANG_ID    "nvsentinel.nvidia.com/gang-id"
-#define GR_GANG_CM_PREFIX        GR_PREFLIGHT_GANG_CM_PREFIX
-#define GR_GANG_NAME_MAX         GR_PREFLIGHT_GANG_NAME_MAX
 #define GR_GANG_KEY_EXPECTED     "expected_count"
 #define GR_GANG_KEY_PEERS        "peers"
 #define GR_GANG_KEY_MASTER_ADDR  "master_addr"
 #define GR_GANG_KEY_MASTER_PORT  "master_port"
 #define GR_GANG_KEY_GANG_ID      "gang_id"
-#define GR_GANG_NATIVE_NAME      "kubernetes"
-#define GR_GANG_DEFAULT_MIN_EXPR GR_PREFLIGHT_GANG_DEFAULT_MIN_EXPR
-/* Grove (beyond upstream, #1354): the PodGang a pod belongs to, as Grove's
- * operator labels every pod it creates, and the PodGang API. */
-#define GR_GANG_GROVE_NAME     GR_PREFLIGHT_GROVE_NAME
-#define GR_GANG_GROVE_LABEL    GR_PREFLIGHT_GROVE_LABEL
-#define GR_GANG_GROVE_GROUP    GR_PREFLIGHT_GROVE_GROUP
-#define GR_GANG_GROVE_VERSION  GR_PREFLIGHT_GROVE_VERSION
-#define GR_GANG_GROVE_RESOURCE GR_PREFLIGHT_GROVE_RESOURCE
-#define GR_GANG_GROVE_KIND     "PodGang"
-#define GR_GANG_NS_LABEL       "nvsentinel.nvidia.com/preflight"
+/* Grove (beyond upstream, #1354): the PodGang kind; its name, label and API
+ * (GR_PREFLIGHT_GROVE_*), the ConfigMap prefix and name cap
+ * (GR_PREFLIGHT_GANG_CM_PREFIX, _NAME_MAX), the native discoverer name and
+ * the default minCountExpr (GR_PREFLIGHT_GANG_NATIVE_NAME, _DEFAULT_MIN_EXPR)
+ * live in gr_preflight.h, their one home. */
+#define GR_GANG_GROVE_KIND "PodGang"
+#define GR_GANG_NS_LABEL   "nvsentinel.nvidia.com/preflight"
 /* Where the admission-time ConfigMap remembers its gang anchor (JSON), so the
  * coordinator can read minCount and backfill the ownerReference when the
  * PodGroup appears after the pods (our annotation; not read by checks). */
@@ -82,12 +76,10 @@
 
 /* ---------------------------------------------------------------- naming */
 
-/* ConfigMap names and the gang-id label value come from the webhook's naming
- * (gr_preflight_gang_configmap_name(), gr_preflight_gang_sanitize() in
- * gr_preflight.h, facts §3.6): one implementation for both. */
-
-/* "<discoverer>-<namespace>-<group>[-<podGroup>]" (PF-109, PF-151). */
-char *gr_gang_id(const char *discoverer, const char *ns, const char *group, const char *sub);
+/* ConfigMap names, the gang-id label value and the gang id itself come from
+ * the webhook's naming (gr_preflight_gang_configmap_name(),
+ * gr_preflight_gang_sanitize(), gr_preflight_gang_id() in gr_preflight.h,
+ * facts §3.6): one implementation for both. */
 
 /* ----------------------------------------------------------------- peers */
 
@@ -142,7 +134,7 @@ typedef struct gr_gang_spec {
     char **label_keys;
     size_t n_label_keys;
     char *group, *version, *resource;
-    char *min_count_expr; /* defaulted to GR_GANG_DEFAULT_MIN_EXPR (PF-100);
+    char *min_count_expr; /* defaulted to GR_PREFLIGHT_GANG_DEFAULT_MIN_EXPR (PF-100);
                              Grove: NULL = the built-in PodGang rule */
     bool grove;           /* a Grove block (see gr_gang_spec_parse) */
 } gr_gang_spec;
@@ -247,11 +239,8 @@ int gr_gang_pod_trim(json_t **pod, const gr_gang_trim_keys *keys);
 
 /* ------------------------------------------------------------ ConfigMaps */
 
-/* Check names of a pod as the webhook selects them (facts §4.2): the
- * nvsentinel.nvidia.com/preflight-checks annotation (unknown names dropped,
- * a duplicate ⇒ ""), else every defaultEnabled check in config order;
- * joined by ','. cfg may be NULL (⇒ ""). Caller frees. */
-char *gr_gang_check_names(const json_t *pod, const gr_preflight_config *cfg);
+/* Check names of a pod (the peer line's 4th field): gr_preflight_check_names()
+ * in gr_preflight.h, the webhook's own selection. */
 
 /* The admission-time skeleton (PF-110..PF-112, PF-143, PF-150..PF-153):
  * data expected_count ("0" unless expected > 0), master_port, peers "",

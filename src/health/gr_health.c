@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gr_file.h"
 #include "gr_log.h"
 
 #define MODULE "health"
@@ -188,29 +189,15 @@ const gr_health_retry *gr_health_publisher_retry(const gr_health_publisher *p)
 static int read_token(const char *path, gr_buf *tok, gr_err *err)
 {
     gr_buf_reset(tok);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return gr_err_set(err, GR_EIO, "cannot read token file %s: %s", path, strerror(errno));
-    char chunk[4096];
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int e = errno;
-            close(fd);
-            return gr_err_set(err, GR_EIO, "cannot read token file %s: %s", path, strerror(e));
-        }
-        if (n == 0)
-            break;
-        int rc = gr_buf_append(tok, chunk, (size_t)n);
-        if (rc != GR_OK) {
-            close(fd);
-            return gr_err_set(err, GR_EIO, "token file %s is larger than %zu bytes", path,
-                              tok->max);
-        }
+    int rc = gr_file_append(path, tok, err);
+    if (rc == GR_ETOOBIG)
+        return gr_err_set(err, GR_EIO, "token file %s is larger than %zu bytes", path, tok->max);
+    if (rc != GR_OK) {
+        char why[GR_ERR_MSG_MAX];
+        snprintf(why, sizeof why, "%.*s", (int)sizeof why - 1, err ? err->msg : path);
+        return gr_err_set(err, rc == GR_ENOMEM ? GR_ENOMEM : GR_EIO, "cannot read token file %s",
+                          why);
     }
-    close(fd);
     while (tok->len > 0 && (tok->data[tok->len - 1] == '\n' || tok->data[tok->len - 1] == '\r' ||
                             tok->data[tok->len - 1] == ' ' || tok->data[tok->len - 1] == '\t'))
         tok->data[--tok->len] = '\0';

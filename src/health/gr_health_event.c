@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gr_health.h"
+#include "gr_health_event.h"
 #include "health_event.pb-c.h"
+
+#define NS_PER_S ((int64_t)1000000000)
 
 static const struct {
     gr_health_action value;
@@ -171,10 +173,10 @@ int gr_health_event_encode(const gr_health_event *ev, int64_t now_wall_ns, gr_bu
     int64_t ts = ev->generated_ns ? ev->generated_ns : now_wall_ns;
     Google__Protobuf__Timestamp stamp;
     google__protobuf__timestamp__init(&stamp);
-    stamp.seconds = ts / GR_HEALTH_NS_PER_S;
-    stamp.nanos = (int32_t)(ts % GR_HEALTH_NS_PER_S);
+    stamp.seconds = ts / NS_PER_S;
+    stamp.nanos = (int32_t)(ts % NS_PER_S);
     if (stamp.nanos < 0) { /* Timestamp nanos are always 0..999999999 */
-        stamp.nanos += (int32_t)GR_HEALTH_NS_PER_S;
+        stamp.nanos += (int32_t)NS_PER_S;
         stamp.seconds -= 1;
     }
 

@@ -11,6 +11,9 @@
 
 #include <jansson.h>
 
+#include "gr_base64.h"
+#include "gr_buf.h"
+#include "gr_file.h"
 #include "gr_yaml.h"
 #include "kube_internal.h"
 
@@ -124,12 +127,32 @@ static int data_to(char **dst, size_t *dlen, const char *b64, const char *src, c
 {
     if (!b64)
         return GR_OK;
-    int rc = gr_kube_base64_decode(b64, strlen(b64), dst, dlen);
+    size_t n = strlen(b64);
+    gr_buf b = GR_BUF_INIT(n + 1); /* decoded data is shorter than its text */
+    gr_err e;
+    int rc = gr_base64_decode(b64, n, &b, &e);
+    if (rc == GR_OK && !(*dst = gr_buf_steal(&b, dlen)))
+        rc = GR_ENOMEM;
+    gr_buf_free(&b);
     if (rc == GR_ENOMEM)
         return gr_err_set(err, rc, "out of memory");
     if (rc != GR_OK)
-        return gr_err_set(err, GR_EPARSE, "%s: %s: not valid base64", src, field);
+        return gr_err_set(err, GR_EPARSE, "%s: %s: not valid base64 (%s)", src, field,
+                          strncmp(e.msg, "base64: ", 8) == 0 ? e.msg + 8 : e.msg);
     return GR_OK;
+}
+
+/* A whole file, at most max bytes (gr_file_read); a missing file is GR_EIO
+ * like any other unreadable one (the kubeconfig contract). */
+static int read_file(const char *path, size_t max, char **out, size_t *len, gr_err *err)
+{
+    int rc = gr_file_read(path, max, out, len, err);
+    if (rc == GR_ENOTFOUND) {
+        rc = GR_EIO;
+        if (err)
+            err->code = GR_EIO;
+    }
+    return rc;
 }
 
 static int parse_docs(const kc_doc *docs, size_t n, const char *label, const char *context,
@@ -316,7 +339,7 @@ int gr_kube_config_parse(const char *text, size_t len, const char *name, const c
 
 static int read_pem(const char *path, const char *what, char **out, size_t *len, gr_err *err)
 {
-    int rc = gr_kube_read_file(path, GR_KUBE_PEM_MAX_BYTES, out, len, err);
+    int rc = read_file(path, GR_KUBE_PEM_MAX_BYTES, out, len, err);
     if (rc != GR_OK)
         gr_err_prefix(err, "%s: ", what);
     return rc;
@@ -404,7 +427,7 @@ static int load_paths(const char *const *paths, size_t n, bool skip_missing, con
         texts[k] = NULL;
         dirs[k] = NULL;
         size_t len = 0;
-        rc = gr_kube_read_file(p, GR_KUBE_CONFIG_MAX_BYTES, &texts[k], &len, err);
+        rc = read_file(p, GR_KUBE_CONFIG_MAX_BYTES, &texts[k], &len, err);
         if (rc == GR_OK && !(dirs[k] = dir_of(p))) {
             free(texts[k]);
             rc = gr_err_set(err, GR_ENOMEM, "out of memory");
@@ -474,7 +497,7 @@ int gr_kube_config_in_cluster_at(const char *sa_dir, const char *host, const cha
         snprintf(buf, sizeof buf, "%s/namespace", sa_dir);
         char *ns = NULL;
         size_t nl = 0;
-        if (gr_kube_read_file(buf, 256, &ns, &nl, NULL) == GR_OK) {
+        if (read_file(buf, 256, &ns, &nl, NULL) == GR_OK) {
             while (nl > 0 && (ns[nl - 1] == '\n' || ns[nl - 1] == ' ' || ns[nl - 1] == '\r'))
                 ns[--nl] = '\0';
             if (nl)
@@ -563,7 +586,7 @@ int gr_kube_config_bearer(const gr_kube_config *cfg, char **out, gr_err *err)
     if (cfg->token_file) {
         char *t = NULL;
         size_t n = 0;
-        int rc = gr_kube_read_file(cfg->token_file, GR_KUBE_TOKEN_MAX_BYTES, &t, &n, err);
+        int rc = read_file(cfg->token_file, GR_KUBE_TOKEN_MAX_BYTES, &t, &n, err);
         if (rc != GR_OK)
             return gr_err_prefix(err, "bearer token file: ");
         while (n > 0 && (t[n - 1] == '\n' || t[n - 1] == '\r' || t[n - 1] == ' '))

@@ -62,15 +62,12 @@ void gr_kube_fmt_time(int64_t unix_ns, bool micro, char out[32]);
 /* Borrowed string members: obj.metadata.<field> or NULL. */
 const char *gr_kube_meta_str(const json_t *obj, const char *field);
 
+/* A valid metav1.Condition / events.k8s.io reason
+ * (^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$, at most 1024 bytes)? */
+bool gr_kube_camel_reason(const char *r);
+
 /* Percent-encode for a URL query value or path segment (RFC 3986
  * unreserved kept). */
 int gr_kube_url_escape(gr_buf *b, const char *s);
-
-/* Strict standard base64 decode (whitespace ignored). Caller frees *out. */
-int gr_kube_base64_decode(const char *in, size_t len, char **out, size_t *out_len);
-
-/* Read a whole file (at most max bytes, NUL-terminated). GR_EIO / GR_ETOOBIG
- * (message names the path). Caller frees *out. */
-int gr_kube_read_file(const char *path, size_t max, char **out, size_t *len, gr_err *err);
 
 #endif

@@ -203,8 +203,9 @@ typedef struct gr_preflight_gang_ops {
  * on, the server uses src/gang's gr_gang_service_ops()). */
 gr_preflight_gang_ops gr_preflight_gang_static_ops(const gr_preflight_config *cfg);
 
-/* Gang naming (facts §3.6), the one implementation: src/gang builds its
- * ConfigMap names and gang-id labels with these too. */
+/* Gang naming (facts §3.6) and gangDiscovery defaults: the one home of these
+ * constants and functions; src/gang (which builds on this library) uses
+ * them, never a copy. */
 #define GR_PREFLIGHT_GANG_CM_PREFIX "preflight-"
 #define GR_PREFLIGHT_GANG_NAME_MAX  63
 
@@ -212,6 +213,7 @@ gr_preflight_gang_ops gr_preflight_gang_static_ops(const gr_preflight_config *cf
  * GR_PREFLIGHT_GANG_DEFAULT_MIN_EXPR (PF-100) unless it is Grove's PodGang
  * (beyond upstream, docs/gang.md § Grove): `{name: grove}` alone is
  * shorthand for labelKeys [GR_PREFLIGHT_GROVE_LABEL] and the PodGang GVR. */
+#define GR_PREFLIGHT_GANG_NATIVE_NAME      "kubernetes" /* discoverer name of the native APIs */
 #define GR_PREFLIGHT_GANG_DEFAULT_MIN_EXPR "podGroup.spec.minMember"
 #define GR_PREFLIGHT_GROVE_NAME            "grove"
 #define GR_PREFLIGHT_GROVE_LABEL           "grove.io/podgang"
@@ -223,6 +225,28 @@ gr_preflight_gang_ops gr_preflight_gang_static_ops(const gr_preflight_config *cf
  * trimmed; empty → the first 63 hex of sha256(s); longer than 63 → cut with
  * '-' + an 8-hex sha256(s) suffix. NULL s = "". Caller frees; NULL on ENOMEM. */
 char *gr_preflight_gang_sanitize(const char *s);
+
+/* The gang id "<discoverer>-<namespace>-<group>[-<sub>]" (PF-109, PF-151;
+ * sub NULL or "" leaves it out), the one derivation: the static resolver
+ * and src/gang's anchors use it. Caller frees; NULL on ENOMEM. */
+char *gr_preflight_gang_id(const char *discoverer, const char *ns, const char *group,
+                           const char *sub);
+
+/* What a pod names as its gang (facts §3.2–§3.4), read from the pod alone;
+ * the one implementation for the static resolver and src/gang's anchors.
+ * Returned strings are borrowed from `pod`; NULL when the pod names none.
+ *  - native 1.36: spec.schedulingGroup.podGroupName;
+ *  - native 1.35: spec.workloadRef.name, with *pod_group (may be NULL) set
+ *    to spec.workloadRef.podGroup (read from the admission object: the
+ *    Pod does not exist in the API yet, upstream risk R2);
+ *  - a PodGroup CRD discoverer: the first non-empty annotation of
+ *    annotation_keys, else the first non-empty label of label_keys (PF-96,
+ *    PF-97). */
+const char *gr_preflight_gang_native_podgroup(const json_t *pod);
+const char *gr_preflight_gang_native_workload(const json_t *pod, const char **pod_group);
+const char *gr_preflight_gang_keyed_group(const json_t *pod, const char *const *annotation_keys,
+                                          size_t n_annotation_keys, const char *const *label_keys,
+                                          size_t n_label_keys);
 
 /* Gang ConfigMap name for a gang id: "preflight-" + sanitize(id), truncated
  * with an 8-hex sha256 suffix to at most 63 characters (PF-113, PF-153).
@@ -263,6 +287,16 @@ int gr_preflight_inject(const gr_preflight_config *cfg, const gr_preflight_gang_
 int gr_preflight_inject_text(const gr_preflight_config *cfg, const gr_preflight_gang_ops *gang,
                              const json_t *pod, const char *ns, gr_buf *patch,
                              gr_preflight_result *res, gr_err *err);
+
+/* Check selection, the one implementation (facts §4.2), as the gang
+ * coordinator records it in a peer line: the names the
+ * nvsentinel.nvidia.com/preflight-checks annotation selects, in its order
+ * (unknown names dropped; a duplicate selects nothing), else every
+ * defaultEnabled check in config order; joined by ','. Admission
+ * (gr_preflight_inject) applies the same selection strictly: unknown or
+ * duplicate names deny the pod (PF-33, PF-34). cfg NULL ⇒ "". Caller frees;
+ * NULL on ENOMEM. */
+char *gr_preflight_check_names(const gr_preflight_config *cfg, const json_t *pod);
 
 /* Type-check the parts of a Pod the injector reads; GR_EINVAL with the
  * path ("spec.containers[0].env: must be a list"). gr_preflight_admit()

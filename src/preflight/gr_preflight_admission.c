@@ -2,11 +2,11 @@
  * gr_preflight_admission.c — AdmissionReview (admission.k8s.io/v1) in,
  * response out (facts §2.2). Pure: no I/O besides the gang hook.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gr_base64.h"
 #include "gr_buf.h"
 #include "gr_json.h"
 #include "gr_preflight.h"
@@ -37,47 +37,6 @@ void gr_preflight_admission_clear(gr_preflight_admission *a)
     memset(a, 0, sizeof *a);
 }
 
-/* base64 with a table of all 4096 two-character pairs: one lookup per 12
- * input bits (the patch is the largest thing an admission writes). */
-static char g_b64_pairs[4096][2];
-static pthread_once_t g_b64_once = PTHREAD_ONCE_INIT;
-
-static const char k_b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static void b64_init(void)
-{
-    for (unsigned i = 0; i < 4096; i++) {
-        g_b64_pairs[i][0] = k_b64[i >> 6];
-        g_b64_pairs[i][1] = k_b64[i & 63];
-    }
-}
-
-static int base64(const char *in, size_t n, gr_buf *out)
-{
-    pthread_once(&g_b64_once, b64_init);
-    if (gr_buf_reserve(out, (n + 2) / 3 * 4 + 1) != GR_OK)
-        return GR_ENOMEM;
-    const unsigned char *p = (const unsigned char *)in;
-    char *d = out->data + out->len;
-    size_t i = 0;
-    for (; i + 2 < n; i += 3) {
-        unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
-        memcpy(d, g_b64_pairs[v >> 12], 2);
-        memcpy(d + 2, g_b64_pairs[v & 0xfff], 2);
-        d += 4;
-    }
-    if (i < n) {
-        unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0);
-        *d++ = k_b64[v >> 18];
-        *d++ = k_b64[(v >> 12) & 63];
-        *d++ = i + 1 < n ? k_b64[(v >> 6) & 63] : '=';
-        *d++ = '=';
-    }
-    out->len = (size_t)(d - out->data);
-    *d = 0;
-    return GR_OK;
-}
-
 static int text_error(gr_preflight_admission *out, const char *msg)
 {
     out->http_status = 400;
@@ -102,7 +61,7 @@ static int respond(gr_preflight_admission *out, const char *uid, const gr_buf *p
     out->content_type = "application/json";
     if (!uid)
         uid = "";
-    gr_buf body = GR_BUF_INIT(0);
+    gr_buf body = GR_BUF_INIT(GR_PF_TEXT_MAX);
     int rc = gr_buf_reserve(&body, 192 + strlen(uid) + (denial ? strlen(denial) + 32 : 0) +
                                        (patch ? (patch->len + 2) / 3 * 4 + 4 : 0));
     if (rc == GR_OK)
@@ -122,7 +81,7 @@ static int respond(gr_preflight_admission *out, const char *uid, const gr_buf *p
     if (rc == GR_OK && patch) {
         rc = gr_buf_puts(&body, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
         if (rc == GR_OK)
-            rc = base64(patch->data, patch->len, &body);
+            rc = gr_base64_encode(patch->data, patch->len, &body);
         if (rc == GR_OK)
             rc = gr_buf_putc(&body, '"');
     }
@@ -190,7 +149,7 @@ int gr_preflight_admit(const gr_preflight_config *cfg, const gr_preflight_gang_o
     out->ns = ns ? strdup(ns) : NULL;
 
     gr_preflight_result res;
-    gr_buf patch = GR_BUF_INIT(GR_BUF_DEFAULT_MAX);
+    gr_buf patch = GR_BUF_INIT(GR_PF_TEXT_MAX);
     rc = gr_preflight_inject_text(cfg, gang, pod, ns, &patch, &res, &e);
     if (rc == GR_ENOMEM) {
         gr_buf_free(&patch);

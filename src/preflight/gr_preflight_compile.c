@@ -258,7 +258,7 @@ static int item_add(gr_pf_items *l, const char *name, const char *path, json_t *
 {
     if (!v)
         return GR_ENOMEM;
-    gr_buf b = GR_BUF_INIT(0);
+    gr_buf b = GR_BUF_INIT(GR_PF_TEXT_MAX);
     gr_pf_item *it = NULL;
     int rc = gr_pf_json_value(&b, v);
     json_decref(v);
@@ -304,7 +304,7 @@ static int item_add_dyn(gr_pf_items *l, const char *name, const char *pre, const
 /* Append an object member `"key":value` (value borrowed). */
 static int member_add(gr_pf_items *l, const char *key, size_t klen, const json_t *v, unsigned kind)
 {
-    gr_buf b = GR_BUF_INIT(0);
+    gr_buf b = GR_BUF_INIT(GR_PF_TEXT_MAX);
     int rc = gr_pf_json_str(&b, key, klen);
     size_t key_len = 0;
     if (rc == GR_OK && (rc = gr_buf_putc(&b, ':')) == GR_OK) {

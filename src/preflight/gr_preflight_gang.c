@@ -97,6 +97,15 @@ char *gr_preflight_gang_configmap_name(const char *gang_id)
     return out;
 }
 
+char *gr_preflight_gang_id(const char *discoverer, const char *ns, const char *group,
+                           const char *sub)
+{
+    char *id = NULL;
+    int n = (sub && *sub) ? asprintf(&id, "%s-%s-%s-%s", discoverer, ns, group, sub)
+                          : asprintf(&id, "%s-%s-%s", discoverer, ns, group);
+    return n < 0 ? NULL : id;
+}
+
 /* ---------------------------------------------------- static resolver */
 
 static const char *nonempty(const json_t *v)
@@ -105,54 +114,93 @@ static const char *nonempty(const json_t *v)
     return s && *s ? s : NULL;
 }
 
+const char *gr_preflight_gang_native_podgroup(const json_t *pod)
+{
+    const json_t *spec = json_object_get(pod, "spec");
+    return nonempty(json_object_get(json_object_get(spec, "schedulingGroup"), "podGroupName"));
+}
+
+const char *gr_preflight_gang_native_workload(const json_t *pod, const char **pod_group)
+{
+    const json_t *wr = json_object_get(json_object_get(pod, "spec"), "workloadRef");
+    const char *wl = nonempty(json_object_get(wr, "name"));
+    if (pod_group)
+        *pod_group = wl ? nonempty(json_object_get(wr, "podGroup")) : NULL;
+    return wl;
+}
+
+const char *gr_preflight_gang_keyed_group(const json_t *pod, const char *const *annotation_keys,
+                                          size_t n_annotation_keys, const char *const *label_keys,
+                                          size_t n_label_keys)
+{
+    const json_t *md = json_object_get(pod, "metadata");
+    const json_t *ann = json_object_get(md, "annotations");
+    const json_t *lab = json_object_get(md, "labels");
+    for (size_t i = 0; i < n_annotation_keys; i++) {
+        const char *v =
+            annotation_keys[i] ? nonempty(json_object_get(ann, annotation_keys[i])) : NULL;
+        if (v)
+            return v;
+    }
+    for (size_t i = 0; i < n_label_keys; i++) {
+        const char *v = label_keys[i] ? nonempty(json_object_get(lab, label_keys[i])) : NULL;
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
+/* The keys of a gangDiscovery list (annotationKeys / labelKeys) as C
+ * strings borrowed from it (non-strings become NULL, which the lookup
+ * skips). *out is the caller's (free()); NULL with *n 0 for an empty list.
+ * GR_ENOMEM. */
+static int keys_of(const json_t *list, const char ***out, size_t *n)
+{
+    *out = NULL;
+    *n = json_array_size(list);
+    if (*n == 0)
+        return GR_OK;
+    *out = calloc(*n, sizeof **out);
+    if (!*out)
+        return GR_ENOMEM;
+    for (size_t i = 0; i < *n; i++)
+        (*out)[i] = json_string_value(json_array_get(list, i));
+    return GR_OK;
+}
+
 static int static_resolve(void *ud, const json_t *pod, const char *ns, gr_preflight_gang_ctx *ctx,
                           gr_err *err)
 {
     const gr_preflight_config *cfg = ud;
     const json_t *gd = cfg ? cfg->gang_discovery : NULL;
-    const json_t *spec = json_object_get(pod, "spec");
-    const json_t *md = json_object_get(pod, "metadata");
     const char *dname = nonempty(json_object_get(gd, "name"));
     char *id = NULL;
     if (dname) {
         /* PodGroup CRD discoverer: annotations first, then labels (PF-96/97). */
-        const char *group = NULL;
-        static const char *const src[2][2] = {{"annotationKeys", "annotations"},
-                                              {"labelKeys", "labels"}};
-        for (size_t s = 0; s < 2 && !group; s++) {
-            size_t i;
-            json_t *k;
-            json_array_foreach(json_object_get(gd, src[s][0]), i, k)
-            {
-                const char *key = json_string_value(k);
-                group = key ? nonempty(json_object_get(json_object_get(md, src[s][1]), key)) : NULL;
-                if (group)
-                    break;
-            }
+        const char **ak = NULL, **lk = NULL;
+        size_t na = 0, nl = 0;
+        if (keys_of(json_object_get(gd, "annotationKeys"), &ak, &na) != GR_OK ||
+            keys_of(json_object_get(gd, "labelKeys"), &lk, &nl) != GR_OK) {
+            free(ak);
+            return gr_err_set(err, GR_ENOMEM, "out of memory");
         }
+        const char *group = gr_preflight_gang_keyed_group(pod, ak, na, lk, nl);
+        free(ak);
+        free(lk);
         if (!group)
             return GR_ENOTFOUND;
-        if (asprintf(&id, "%s-%s-%s", dname, ns, group) < 0)
-            id = NULL;
+        id = gr_preflight_gang_id(dname, ns, group, NULL);
     } else {
         /* native: 1.36 schedulingGroup, else 1.35 workloadRef (from the
          * admission object itself). */
-        const char *pg =
-            nonempty(json_object_get(json_object_get(spec, "schedulingGroup"), "podGroupName"));
-        const json_t *wr = json_object_get(spec, "workloadRef");
-        const char *wl = nonempty(json_object_get(wr, "name"));
-        const char *wpg = nonempty(json_object_get(wr, "podGroup"));
-        int n = -1;
+        const char *pg = gr_preflight_gang_native_podgroup(pod), *wpg = NULL;
+        const char *wl = pg ? NULL : gr_preflight_gang_native_workload(pod, &wpg);
         if (pg)
-            n = asprintf(&id, "kubernetes-%s-%s", ns, pg);
-        else if (wl && wpg)
-            n = asprintf(&id, "kubernetes-%s-%s-%s", ns, wl, wpg);
+            id = gr_preflight_gang_id(GR_PREFLIGHT_GANG_NATIVE_NAME, ns, pg, NULL);
         else if (wl)
-            n = asprintf(&id, "kubernetes-%s-%s", ns, wl);
+            id = gr_preflight_gang_id(GR_PREFLIGHT_GANG_NATIVE_NAME, ns, wl, wpg);
         else
             return GR_ENOTFOUND;
-        if (n < 0)
-            id = NULL;
     }
     if (!id)
         return gr_err_set(err, GR_ENOMEM, "out of memory");

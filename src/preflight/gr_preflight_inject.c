@@ -248,8 +248,11 @@ static const gr_preflight_check *find_check(const gr_preflight_config *cfg, cons
     return NULL;
 }
 
-/* Fill sel[] (cap cfg->n_checks) in injection order; *nsel the count. */
-static int select_checks(const gr_preflight_config *cfg, const json_t *pod,
+/* Fill sel[] (cap cfg->n_checks) in injection order; *nsel the count.
+ * Strict (admission): a duplicate or unknown name is GR_EINVAL with the
+ * contract's denial text. Lenient (the gang coordinator, gr_preflight_check_names):
+ * unknown names are dropped and a duplicate selects nothing, GR_OK. */
+static int select_checks(const gr_preflight_config *cfg, const json_t *pod, bool lenient,
                          const gr_preflight_check **sel, size_t *nsel, gr_err *err)
 {
     *nsel = 0;
@@ -283,7 +286,16 @@ static int select_checks(const gr_preflight_config *cfg, const json_t *pod,
         if (b == e)
             continue;
         size_t len = e - b;
-        for (size_t j = 0; j < nseen; j++)
+        bool dup = false;
+        for (size_t j = 0; j < nseen && !dup; j++)
+            dup = seen[j][1] == len && memcmp(s + seen[j][0], s + b, len) == 0;
+        if (dup && lenient) {
+            *nsel = 0;
+            free(seen);
+            gr_buf_free(&unknown);
+            return GR_OK;
+        }
+        for (size_t j = 0; dup && j < nseen; j++)
             if (seen[j][1] == len && memcmp(s + seen[j][0], s + b, len) == 0) {
                 rc = gr_err_set(err, GR_EINVAL,
                                 "duplicate check name \"%.*s\" in annotation " /* PF-33 */
@@ -306,6 +318,8 @@ static int select_checks(const gr_preflight_config *cfg, const json_t *pod,
         seen[nseen][1] = len;
         nseen++;
         const gr_preflight_check *c = find_check(cfg, s + b, len);
+        if (!c && lenient)
+            continue;
         if (!c) {
             if (unknown.len)
                 gr_buf_puts(&unknown, ", ");
@@ -332,6 +346,27 @@ static int select_checks(const gr_preflight_config *cfg, const json_t *pod,
     if (rc != GR_OK)
         *nsel = 0;
     return rc;
+}
+
+char *gr_preflight_check_names(const gr_preflight_config *cfg, const json_t *pod)
+{
+    if (!cfg || cfg->n_checks == 0)
+        return strdup("");
+    const gr_preflight_check **sel = malloc(cfg->n_checks * sizeof *sel);
+    if (!sel)
+        return NULL;
+    size_t nsel = 0;
+    gr_buf b = GR_BUF_INIT(GR_PREFLIGHT_CONFIG_MAX);
+    int rc = select_checks(cfg, pod, true, sel, &nsel, NULL);
+    for (size_t i = 0; i < nsel && rc == GR_OK; i++)
+        rc = gr_buf_printf(&b, "%s%s", i ? "," : "", sel[i]->name);
+    free(sel);
+    if (rc != GR_OK) {
+        gr_buf_free(&b);
+        return NULL;
+    }
+    char *out = gr_buf_steal(&b, NULL);
+    return out ? out : strdup("");
 }
 
 /* ------------------------------------------------------------- emitting */
@@ -873,7 +908,7 @@ int gr_preflight_inject_text(const gr_preflight_config *cfg, const gr_preflight_
         !(sel = calloc(cfg->n_checks, sizeof *sel)))
         return OOM(err);
     if (cfg->n_checks) {
-        int rc = select_checks(cfg, pod, sel, &nsel, err);
+        int rc = select_checks(cfg, pod, false, sel, &nsel, err);
         if (rc != GR_OK) {
             if (sel != sel_buf)
                 free(sel);
@@ -902,7 +937,7 @@ int gr_preflight_inject_text(const gr_preflight_config *cfg, const gr_preflight_
                    .gang = member ? &res->gang : NULL,
                    .claims_needed =
                        member && cfg->gang.mirror_resource_claims && json_array_size(claims) > 0,
-                   .scratch = GR_BUF_INIT(GR_BUF_DEFAULT_MAX)};
+                   .scratch = GR_BUF_INIT(GR_PF_TEXT_MAX)};
     int rc = collect_candidates(&ec, containers);
     /* room for the longest list one container or the pod part needs */
     size_t most = pc->volumes.n + pc->pull_secrets.n;
@@ -957,7 +992,7 @@ int gr_preflight_inject_text(const gr_preflight_config *cfg, const gr_preflight_
 int gr_preflight_inject(const gr_preflight_config *cfg, const gr_preflight_gang_ops *gang,
                         const json_t *pod, const char *ns, gr_preflight_result *res, gr_err *err)
 {
-    gr_buf text = GR_BUF_INIT(GR_BUF_DEFAULT_MAX);
+    gr_buf text = GR_BUF_INIT(GR_PF_TEXT_MAX);
     int rc = gr_preflight_inject_text(cfg, gang, pod, ns, &text, res, err);
     if (rc == GR_OK && res->outcome == GR_PREFLIGHT_INJECTED) {
         json_error_t je;

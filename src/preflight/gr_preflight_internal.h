@@ -15,6 +15,10 @@
 #include "gr_preflight.h"
 #include "gr_quantity.h"
 
+/* Longest JSON text the webhook builds in one buffer (patches, responses,
+ * parts serialised at config load, decoded strings, metrics). */
+#define GR_PF_TEXT_MAX ((size_t)64 * 1024 * 1024)
+
 /* Member `key` of an object, matched exactly first, then
  * case-insensitively (upstream decodes config keys case-insensitively).
  * Borrowed; NULL when absent or obj is not an object. */

@@ -485,7 +485,7 @@ int gr_pf_json_parse(const char *buf, size_t len, json_t **out)
     *out = NULL;
     parser ps = {.p = (const unsigned char *)buf,
                  .end = (const unsigned char *)buf + len,
-                 .strbuf = GR_BUF_INIT(0)};
+                 .strbuf = GR_BUF_INIT(GR_PF_TEXT_MAX)};
     skip_ws(&ps);
     json_t *v = NULL;
     if (ps.p < ps.end && (*ps.p == '{' || *ps.p == '['))

@@ -22,8 +22,12 @@
 #include <gnutls/x509.h>
 #include <microhttpd.h>
 
+#include "gr_file.h"
 #include "gr_log.h"
 #include "gr_preflight_server.h"
+
+/* Largest /metrics page (a few kB in practice). */
+#define METRICS_MAX ((size_t)1024 * 1024)
 
 #define MOD           "preflight"
 #define CERT_FILE_MAX ((size_t)1024 * 1024)
@@ -101,25 +105,6 @@ static bool same_id(const file_id *a, const file_id *b)
            a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
 }
 
-static int read_file(const char *path, gr_buf *b, gr_err *err)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return gr_err_set(err, GR_EIO, "%s: %s", path, strerror(errno));
-    char chunk[8192];
-    ssize_t n;
-    int rc = GR_OK;
-    while ((n = read(fd, chunk, sizeof chunk)) > 0)
-        if ((rc = gr_buf_append(b, chunk, (size_t)n)) != GR_OK)
-            break;
-    if (n < 0)
-        rc = gr_err_set(err, GR_EIO, "%s: %s", path, strerror(errno));
-    else if (rc != GR_OK)
-        rc = gr_err_set(err, rc, "%s: larger than %zu bytes", path, b->max);
-    close(fd);
-    return rc;
-}
-
 static int pubkey_der(gnutls_pubkey_t pk, gnutls_datum_t *out)
 {
     return gnutls_pubkey_export2(pk, GNUTLS_X509_FMT_DER, out);
@@ -141,7 +126,8 @@ static int cert_load(const char *dir, cert_gen **out, gr_err *err)
         rc = gr_err_set(err, GR_EIO, "%s: cannot stat tls.crt/tls.key: %s", dir, strerror(errno));
         goto out;
     }
-    if ((rc = read_file(crt, &cb, err)) != GR_OK || (rc = read_file(key, &kb, err)) != GR_OK)
+    if ((rc = gr_file_append(crt, &cb, err)) != GR_OK ||
+        (rc = gr_file_append(key, &kb, err)) != GR_OK)
         goto out;
     gnutls_datum_t cd = {(unsigned char *)cb.data, (unsigned)cb.len};
     gnutls_datum_t kd = {(unsigned char *)kb.data, (unsigned)kb.len};
@@ -426,7 +412,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return send_text(c, s, 200, "ok");
     }
     if (strcmp(url, "/metrics") == 0) {
-        gr_buf m = GR_BUF_INIT(0);
+        gr_buf m = GR_BUF_INIT(METRICS_MAX);
         if (gr_preflight_server_metrics(s, &m) != GR_OK) {
             gr_buf_free(&m);
             return send_text(c, s, 500, "out of memory\n");
@@ -606,16 +592,14 @@ void gr_preflight_server_stop(gr_preflight_server *s)
 static void proc_stats(double *cpu, double *rss, double *vsz)
 {
     *cpu = *rss = *vsz = 0;
-    FILE *f = fopen("/proc/self/stat", "r");
-    if (!f)
+    char *buf = NULL;
+    if (gr_file_read("/proc/self/stat", 4096, &buf, NULL, NULL) != GR_OK)
         return;
-    char buf[2048];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
     char *p = strrchr(buf, ')');
-    if (!p)
+    if (!p) {
+        free(buf);
         return;
+    }
     /* fields after ")": state(3) ... utime(14) stime(15) ... vsize(23) rss(24) */
     unsigned long long utime = 0, stime = 0, vsize = 0, rssp = 0;
     int field = 2;
@@ -633,6 +617,7 @@ static void proc_stats(double *cpu, double *rss, double *vsz)
             break;
         }
     }
+    free(buf);
     long hz = sysconf(_SC_CLK_TCK);
     long page = sysconf(_SC_PAGESIZE);
     *cpu = (double)(utime + stime) / (double)(hz > 0 ? hz : 100);

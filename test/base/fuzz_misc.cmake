@@ -8,3 +8,5 @@ gr_add_fuzzer(fuzz_glob SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_glob.c
               LIBS gr_base CORPUS corpus/glob)
 gr_add_fuzzer(fuzz_time SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_time.c
               LIBS gr_base CORPUS corpus/time)
+gr_add_fuzzer(fuzz_base64 SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_base64.c
+              LIBS gr_base CORPUS corpus/base64)

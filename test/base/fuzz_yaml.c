@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort(); /* errors must be reported, and nothing returned */
         return 0;
     }
-    gr_buf b = GR_BUF_INIT(0);
+    gr_buf b = GR_BUF_INIT((size_t)64 << 20);
     if (gr_json_dump_buf(docs, JSON_COMPACT, &b) == GR_OK) {
         json_t *back = NULL;
         if (gr_json_parse(b.data, b.len, 0, "roundtrip", &back, &err) == GR_OK) {

@@ -22,11 +22,17 @@
 
 #include <cmocka.h>
 
+#include "gr_base64.h"
 #include "gr_buf.h"
+#include "gr_file.h"
 #include "gr_json.h"
 #include "gr_log.h"
 #include "gr_yaml.h"
 #include "oom_inject.h"
+
+/* Bytes for the base64 round (its encoding is larger than a buffer's first
+ * allocation, so the decoder has to grow one). */
+static const unsigned char pod_json_bytes[300] = {1, 2, 3, 250, 251, 0, 7};
 
 /* No operation here needs anywhere near this many allocations. */
 #define MAX_ROUNDS 100000L
@@ -63,7 +69,7 @@ static bool buf_round(long n, bool sticky, void *ctx)
     char big[700];
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = '\0';
-    gr_buf b = GR_BUF_INIT(0);
+    gr_buf b = GR_BUF_INIT((size_t)64 << 20);
     int rc = GR_OK;
     gr_oom_arm(n, sticky);
     /* Each append either succeeds or leaves the buffer exactly as it was. */
@@ -129,6 +135,73 @@ static void test_buf_steal_empty(void **state)
     assert_null(b.data);
     assert_int_equal(b.len, 0);
     gr_buf_free(&b);
+}
+
+/* ------------------------------------------------------- gr_file, base64 */
+
+static bool file_round(long n, bool sticky, void *ctx)
+{
+    const char *path = ctx;
+    char *s = (char *)1;
+    size_t len = 0;
+    gr_err err;
+    gr_oom_arm(n, sticky);
+    int rc = gr_file_read(path, 1 << 20, &s, &len, &err);
+    bool injected = gr_oom_disarm();
+    if (rc == GR_OK) {
+        assert_int_equal(len, 5000);
+        assert_int_equal(strlen(s), 5000);
+        free(s);
+    } else {
+        assert_true(injected);
+        assert_int_equal(rc, GR_ENOMEM);
+        assert_int_equal(err.code, GR_ENOMEM);
+        assert_null(s);
+    }
+    return !injected;
+}
+
+static void test_file_read(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gr-oom-file-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    char data[5000];
+    memset(data, 'q', sizeof data);
+    assert_int_equal(write(fd, data, sizeof data), (ssize_t)sizeof data);
+    close(fd);
+    each_failure(file_round, path);
+    unlink(path);
+}
+
+static bool base64_round(long n, bool sticky, void *ctx)
+{
+    (void)ctx;
+    gr_buf e = GR_BUF_INIT(1 << 20), d = GR_BUF_INIT(1 << 20);
+    assert_int_equal(gr_buf_puts(&d, ""), GR_OK); /* d's first allocation is not counted */
+    gr_oom_arm(n, sticky);
+    int rc = gr_base64_encode(pod_json_bytes, sizeof pod_json_bytes, &e);
+    if (rc == GR_OK)
+        rc = gr_base64_decode(e.data, e.len, &d, NULL);
+    bool injected = gr_oom_disarm();
+    if (rc == GR_OK) {
+        assert_int_equal(d.len, sizeof pod_json_bytes);
+        assert_memory_equal(d.data, pod_json_bytes, d.len);
+    } else {
+        assert_true(injected);
+        assert_int_equal(rc, GR_ENOMEM);
+        assert_int_equal(d.len, 0); /* unchanged */
+    }
+    gr_buf_free(&e);
+    gr_buf_free(&d);
+    return !injected;
+}
+
+static void test_base64(void **state)
+{
+    (void)state;
+    each_failure(base64_round, NULL);
 }
 
 /* -------------------------------------------------------------- gr_json_parse */
@@ -539,6 +612,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buf),
         cmocka_unit_test(test_buf_steal_empty),
+        cmocka_unit_test(test_file_read),
+        cmocka_unit_test(test_base64),
         cmocka_unit_test(test_json_parse),
         cmocka_unit_test(test_json_patch),
         cmocka_unit_test(test_json_patch_build),

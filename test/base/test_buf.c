@@ -12,7 +12,7 @@ static void test_append_and_cstr(void **state)
 {
     (void)state;
     gr_buf b;
-    gr_buf_init(&b, 0);
+    gr_buf_init(&b, 4096);
     assert_string_equal(gr_buf_cstr(&b), "");
     assert_int_equal(gr_buf_puts(&b, "hello"), GR_OK);
     assert_int_equal(gr_buf_putc(&b, ' '), GR_OK);
@@ -49,7 +49,7 @@ static void test_long_printf(void **state)
 {
     (void)state;
     gr_buf b;
-    gr_buf_init(&b, 0);
+    gr_buf_init(&b, 4096);
     char big[1000];
     memset(big, 'a', sizeof big - 1);
     big[sizeof big - 1] = '\0';
@@ -60,11 +60,32 @@ static void test_long_printf(void **state)
     gr_buf_free(&b);
 }
 
-static void test_consume_and_steal(void **state)
+/* No cap, no default: a buffer with max 0 (a zeroed struct, a forgotten
+ * cap) refuses every write instead of growing to some hidden limit. */
+static void test_cap_zero_is_an_error(void **state)
 {
     (void)state;
     gr_buf b;
     gr_buf_init(&b, 0);
+    assert_int_equal(gr_buf_putc(&b, 'x'), GR_EINVAL);
+    assert_int_equal(gr_buf_puts(&b, "abc"), GR_EINVAL);
+    assert_int_equal(gr_buf_printf(&b, "%d", 7), GR_EINVAL);
+    assert_int_equal(gr_buf_printf(&b, "%300d", 7), GR_EINVAL); /* the long path */
+    assert_int_equal(gr_buf_reserve(&b, 0), GR_EINVAL);
+    assert_null(b.data);
+    assert_int_equal(b.len, 0);
+    assert_string_equal(gr_buf_cstr(&b), "");
+    gr_buf z = GR_BUF_INIT(0);
+    assert_int_equal(gr_buf_append(&z, "a", 1), GR_EINVAL);
+    gr_buf_free(&z);
+    gr_buf_free(&b);
+}
+
+static void test_consume_and_steal(void **state)
+{
+    (void)state;
+    gr_buf b;
+    gr_buf_init(&b, 4096);
     gr_buf_puts(&b, "abcdef");
     gr_buf_consume(&b, 2);
     assert_string_equal(gr_buf_cstr(&b), "cdef");
@@ -85,9 +106,12 @@ static void test_consume_and_steal(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_append_and_cstr),           cmocka_unit_test(test_cap_is_hard),
-        cmocka_unit_test(test_overflowing_size_rejected), cmocka_unit_test(test_long_printf),
+        cmocka_unit_test(test_append_and_cstr),
+        cmocka_unit_test(test_cap_is_hard),
+        cmocka_unit_test(test_overflowing_size_rejected),
+        cmocka_unit_test(test_long_printf),
         cmocka_unit_test(test_consume_and_steal),
+        cmocka_unit_test(test_cap_zero_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,7 +63,7 @@ static void test_parse_strict(void **state)
     assert_int_equal(gr_json_parse("[1,2,3]", 7, 4, "big", &v, &e), GR_ETOOBIG);
     assert_string_equal(e.msg, "big: JSON text is 7 bytes, the limit is 4");
     /* depth cap */
-    gr_buf b = GR_BUF_INIT(0);
+    gr_buf b = GR_BUF_INIT((size_t)64 << 20);
     for (int i = 0; i < GR_JSON_MAX_DEPTH + 1; i++)
         gr_buf_putc(&b, '[');
     for (int i = 0; i < GR_JSON_MAX_DEPTH + 1; i++)

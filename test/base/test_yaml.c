@@ -228,7 +228,7 @@ static void test_err_cases(void **state)
 static void test_billion_laughs_rejected(void **state)
 {
     (void)state;
-    gr_buf b = GR_BUF_INIT(0);
+    gr_buf b = GR_BUF_INIT((size_t)64 << 20);
     assert_int_equal(gr_buf_puts(&b, "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"),
                      GR_OK);
     for (int i = 1; i < 10; i++) {
@@ -266,7 +266,7 @@ static void test_small_alias_fanout_is_fine(void **state)
 static void test_depth_cap(void **state)
 {
     (void)state;
-    gr_buf b = GR_BUF_INIT(0);
+    gr_buf b = GR_BUF_INIT((size_t)64 << 20);
     for (int i = 0; i < GR_YAML_MAX_DEPTH + 5; i++)
         gr_buf_putc(&b, '[');
     for (int i = 0; i < GR_YAML_MAX_DEPTH + 5; i++)

@@ -104,7 +104,7 @@ static char *replace_all(const char *s, const char *from, const char *to, bool *
     if (!fl || !strstr(s, from))
         return NULL;
     gr_buf b;
-    gr_buf_init(&b, GR_BUF_DEFAULT_MAX);
+    gr_buf_init(&b, (size_t)64 * 1024 * 1024); /* snapshots are API objects: well under 64 MiB */
     const char *p = s, *q;
     int rc = GR_OK;
     while (rc == GR_OK && (q = strstr(p, from))) {

@@ -83,7 +83,7 @@ static void assert_str_result(const char *expr, const char *want)
     int rc = eval1(expr, NULL, GR_CEL_DYN, NULL, &v, &err);
     if (rc != GR_OK)
         fail_msg("%s: %s", expr, err.msg);
-    gr_buf b = GR_BUF_INIT(0);
+    gr_buf b = GR_BUF_INIT((size_t)64 << 20);
     assert_int_equal(gr_cel_val_format(&v, &b), GR_OK);
     if (strcmp(gr_buf_cstr(&b), want) != 0)
         fail_msg("%s: got %s, want %s", expr, gr_buf_cstr(&b), want);

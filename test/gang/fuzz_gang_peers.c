@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gr_gang_peers p;
     if (gr_gang_peers_parse(s, &p, NULL) == GR_OK) {
         gr_gang_peers_assign_ranks(&p);
-        gr_buf b = GR_BUF_INIT(0);
+        gr_buf b = GR_BUF_INIT((size_t)64 << 20);
         if (gr_gang_peers_format(&p, &b) == GR_OK) {
             gr_gang_peers q;
             if (gr_gang_peers_parse(gr_buf_cstr(&b), &q, NULL) == GR_OK) {
@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_decref(j);
     }
     char *cm = gr_preflight_gang_configmap_name(s);
-    if (cm && strlen(cm) > GR_GANG_NAME_MAX)
+    if (cm && strlen(cm) > GR_PREFLIGHT_GANG_NAME_MAX)
         abort();
     free(cm);
     free(s);

@@ -33,10 +33,10 @@ static json_t *J(const char *text)
 static void test_gang_id(void **state)
 {
     (void)state;
-    char *id = gr_gang_id("osmo-with-kai", "team-a", "myjob", NULL);
+    char *id = gr_preflight_gang_id("osmo-with-kai", "team-a", "myjob", NULL);
     assert_string_equal(id, "osmo-with-kai-team-a-myjob");
     free(id);
-    id = gr_gang_id("kubernetes", "ns", "wl", "workers");
+    id = gr_preflight_gang_id("kubernetes", "ns", "wl", "workers");
     assert_string_equal(id, "kubernetes-ns-wl-workers");
     free(id);
 }
@@ -91,7 +91,7 @@ static void test_ranks_and_format(void **state)
     assert_int_equal(gr_gang_peers_add(&p, "w-10", "fd00::a", "c"), GR_OK);
     assert_int_equal(gr_gang_peers_add(&p, "w-1", "10.0.0.1", ""), GR_OK);
     gr_gang_peers_assign_ranks(&p);
-    gr_buf b = GR_BUF_INIT(0);
+    gr_buf b = GR_BUF_INIT((size_t)64 << 20);
     assert_int_equal(gr_gang_peers_format(&p, &b), GR_OK);
     assert_string_equal(gr_buf_cstr(&b), "w-1;10.0.0.1;0\nw-10;fd00::a;1;c\nw-2;10.0.0.3;2");
     /* round trip */
@@ -367,19 +367,19 @@ static void test_check_names(void **state)
     (void)state;
     gr_preflight_config *cfg = load_cfg();
     json_t *pod = J("{\"metadata\":{}}");
-    char *s = gr_gang_check_names(pod, cfg);
+    char *s = gr_preflight_check_names(cfg, pod);
     assert_string_equal(s, "preflight-dcgm-diag,preflight-nccl-allreduce");
     free(s);
     json_decref(pod);
     pod = J("{\"metadata\":{\"annotations\":{\"nvsentinel.nvidia.com/preflight-checks\":"
             "\" preflight-nccl-allreduce, bogus ,preflight-nccl-loopback\"}}}");
-    s = gr_gang_check_names(pod, cfg);
+    s = gr_preflight_check_names(cfg, pod);
     assert_string_equal(s, "preflight-nccl-allreduce,preflight-nccl-loopback");
     free(s);
     json_decref(pod);
     pod = J("{\"metadata\":{\"annotations\":{\"nvsentinel.nvidia.com/preflight-checks\":"
             "\"preflight-nccl-allreduce,preflight-nccl-allreduce\"}}}");
-    s = gr_gang_check_names(pod, cfg);
+    s = gr_preflight_check_names(cfg, pod);
     assert_string_equal(s, "");
     free(s);
     json_decref(pod);

@@ -111,7 +111,8 @@ static void test_errors(void **state)
                       "certificate-authority-data: '!!!'}}]\n";
     assert_int_equal(gr_kube_config_parse(b64, strlen(b64), "kc", NULL, NULL, &c, &err), GR_EPARSE);
     assert_string_equal(err.msg,
-                        "kc: clusters[0].cluster.certificate-authority-data: not valid base64");
+                        "kc: clusters[0].cluster.certificate-authority-data: not valid base64 "
+                        "(invalid character '!' at byte 0)");
     const char *tok = "current-context: a\ncontexts: [{name: a, context: {cluster: c, user: u}}]\n"
                       "clusters: [{name: c, cluster: {server: 'https://x'}}]\n"
                       "users: [{name: u, user: {token: 5}}]\n";

@@ -52,8 +52,8 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 
+#include "gr_base64.h"
 #include "gr_buf.h"
 #include "gr_harness.h"
 #include "gr_yaml.h"
@@ -98,28 +98,13 @@ static void blob_free(blob *b)
 
 static int b64_decode(const char *in, blob *out)
 {
-    size_t n = strlen(in);
-    if (n == 0 || n % 4 != 0 || n > MAX_PEM * 2) {
+    gr_buf b = GR_BUF_INIT(MAX_PEM);
+    if (!*in || gr_base64_decode(in, strlen(in), &b, NULL) != GR_OK) {
+        gr_buf_free(&b);
         return -1;
     }
-    out->data = malloc(n / 4 * 3 + 1);
-    if (!out->data) {
-        return -1;
-    }
-    int got = EVP_DecodeBlock(out->data, (const unsigned char *)in, (int)n);
-    if (got < 0) {
-        blob_free(out);
-        return -1;
-    }
-    size_t len = (size_t)got;
-    if (in[n - 1] == '=') {
-        len--;
-    }
-    if (in[n - 2] == '=') {
-        len--;
-    }
-    out->len = len;
-    return 0;
+    out->data = (unsigned char *)gr_buf_steal(&b, &out->len);
+    return out->data ? 0 : -1;
 }
 
 static const char *jstr(json_t *root, const char *path)

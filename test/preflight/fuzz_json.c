@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             differ("values differ");
         char *a = json_dumps(ref, JSON_COMPACT | JSON_ENCODE_ANY);
         char *b = json_dumps(mine, JSON_COMPACT | JSON_ENCODE_ANY);
-        gr_buf w = GR_BUF_INIT(0);
+        gr_buf w = GR_BUF_INIT((size_t)64 << 20);
         if (a && b && gr_pf_json_value(&w, mine) == GR_OK) {
             if (strcmp(a, b) != 0)
                 differ("member order differs");

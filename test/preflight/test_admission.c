@@ -327,7 +327,7 @@ static void test_config_grove(void **state)
 static void test_unknown_keys_warned(void **state)
 {
     (void)state;
-    gr_buf w = GR_BUF_INIT(0);
+    gr_buf w = GR_BUF_INIT((size_t)64 << 20);
     gr_preflight_config *cfg = NULL;
     const char *text = "gpuResourceName: [x]\nimageCache: {enabled: false}\n";
     assert_int_equal(
@@ -349,7 +349,7 @@ static void test_yaml_emit_round_trips(void **state)
     json_t *v = NULL, *back = NULL;
     gr_err err;
     assert_int_equal(gr_json_parse(j, strlen(j), 0, "j", &v, &err), GR_OK);
-    gr_buf y = GR_BUF_INIT(0);
+    gr_buf y = GR_BUF_INIT((size_t)64 << 20);
     assert_int_equal(gr_preflight_yaml_emit(v, &y), GR_OK);
     if (gr_yaml_load_one(y.data, y.len, "y", &back, &err) != GR_OK)
         fail_msg("%s\n%s", err.msg, y.data);

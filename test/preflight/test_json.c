@@ -120,7 +120,7 @@ static void check_dump(const json_t *v)
 {
     char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
     assert_non_null(want);
-    gr_buf b = GR_BUF_INIT(0);
+    gr_buf b = GR_BUF_INIT((size_t)64 << 20);
     assert_int_equal(gr_pf_json_value(&b, v), GR_OK);
     assert_string_equal(gr_buf_cstr(&b), want);
     gr_buf_free(&b);
@@ -198,7 +198,7 @@ static void test_text_patch_equals_json_patch(void **state)
     char *want = json_dumps(res.patch, JSON_COMPACT);
     gr_preflight_result_clear(&res);
 
-    gr_buf text = GR_BUF_INIT(0);
+    gr_buf text = GR_BUF_INIT((size_t)64 << 20);
     assert_int_equal(gr_preflight_inject_text(cfg, &ops, pod, "ns", &text, &res, &err), GR_OK);
     assert_int_equal(res.outcome, GR_PREFLIGHT_INJECTED);
     assert_int_equal(res.n_injected, 2);

@@ -26,8 +26,8 @@
  * else $KUBECONFIG, else the in-cluster service account, else
  * ~/.kube/config.
  *
- * `gpuready-preflight-gang` (src/gang) is the same program under its old
- * name, kept for deployments that still call it.
+ * `gpuready-preflight-gang` is the same binary under its old name (a
+ * symlink, src/cmd/CMakeLists.txt), kept for deployments that still call it.
  *
  * Exit status: 0 ok; 1 invalid config or fatal error (logged as
  * {"level":"ERROR","msg":"Fatal error","error":...}, e.g. the native gang API
@@ -48,6 +48,7 @@
 
 #include "gr_casync.h"
 #include "gr_duration.h"
+#include "gr_file.h"
 #include "gr_gang_ctl.h"
 #include "gr_json.h"
 #include "gr_kube_config.h"
@@ -59,6 +60,9 @@
 #include "gr_yaml.h"
 
 #define MOD "preflight"
+
+/* Largest `inject` output (the mutated Pod or the patch). */
+#define OUTPUT_MAX ((size_t)64 * 1024 * 1024)
 
 static const char *prog = "gpuready-preflight";
 
@@ -86,28 +90,12 @@ static void warn_cb(void *ud, const char *msg)
     gr_log(GR_LOG_WARN, MOD, msg, GR_KV_END);
 }
 
+/* A whole file ("-": standard input), at most max bytes. */
 static int read_all(const char *path, char **out, size_t *len, size_t max, gr_err *err)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f)
-        return gr_err_set(err, GR_EIO, "%s: %s", path, strerror(errno));
-    gr_buf b = GR_BUF_INIT(max);
-    char chunk[65536];
-    size_t n;
-    int rc = GR_OK;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        if ((rc = gr_buf_append(&b, chunk, n)) != GR_OK)
-            break;
-    if (f != stdin)
-        fclose(f);
-    if (rc != GR_OK) {
-        gr_buf_free(&b);
-        return gr_err_set(err, rc, "%s: larger than %zu bytes", path, max);
-    }
-    *out = gr_buf_steal(&b, len);
-    if (!*out && (*out = strdup("")) == NULL)
-        return gr_err_set(err, GR_ENOMEM, "out of memory");
-    return GR_OK;
+    if (strcmp(path, "-") == 0)
+        return gr_file_read_fd(0, "standard input", max, out, len, err);
+    return gr_file_read(path, max, out, len, err);
 }
 
 static int load_config(const char *path, gr_preflight_config **cfg, gr_err *err)
@@ -217,7 +205,7 @@ static int cmd_inject(int argc, char **argv)
             outv = json_incref(pod);
         }
         if (outv) {
-            gr_buf b = GR_BUF_INIT(0);
+            gr_buf b = GR_BUF_INIT(OUTPUT_MAX);
             if (strcmp(output, "yaml") == 0) {
                 rc = gr_preflight_yaml_emit(outv, &b);
             } else {

@@ -16,6 +16,7 @@
 #include "gr_checks.h"
 #include "gr_checks_dcgm.h"
 #include "gr_checks_prog.h"
+#include "gr_file.h"
 #include "gr_log.h"
 
 #define MOD GR_CHECKS_AGENT_DCGM
@@ -47,27 +48,25 @@ static void sleep_s(double s)
         ;
 }
 
+/* Largest DCGM_ERROR_MAPPING_PATH file. */
+#define MAPPING_MAX ((size_t)1 << 20)
+
 static int load_map(const gr_checks_dcgm_config *cfg, gr_checks_dcgm_map *map, gr_err *err)
 {
     if (!cfg->mapping_path[0])
         return gr_checks_dcgm_map_parse(gr_checks_dcgm_builtin_map,
                                         strlen(gr_checks_dcgm_builtin_map), map, err);
-    FILE *f = fopen(cfg->mapping_path, "r");
-    if (!f)
+    char *text = NULL;
+    size_t len = 0;
+    int rc = gr_file_read(cfg->mapping_path, MAPPING_MAX, &text, &len, err);
+    if (rc == GR_ETOOBIG)
+        return gr_err_set(err, rc, "DCGM_ERROR_MAPPING_PATH %s is larger than 1 MiB",
+                          cfg->mapping_path);
+    if (rc != GR_OK)
         return gr_err_set(err, GR_EINVAL, "DCGM_ERROR_MAPPING_PATH %s cannot be read",
                           cfg->mapping_path);
-    gr_buf b = GR_BUF_INIT(1 << 20);
-    char chunk[4096];
-    size_t n;
-    int rc = GR_OK;
-    while (rc == GR_OK && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        rc = gr_buf_append(&b, chunk, n);
-    fclose(f);
-    if (rc == GR_OK)
-        rc = gr_checks_dcgm_map_parse(gr_buf_cstr(&b), b.len, map, err);
-    else
-        gr_err_set(err, rc, "DCGM_ERROR_MAPPING_PATH %s is larger than 1 MiB", cfg->mapping_path);
-    gr_buf_free(&b);
+    rc = gr_checks_dcgm_map_parse(text, len, map, err);
+    free(text);
     if (rc != GR_OK)
         gr_err_prefix(err, "DCGM_ERROR_MAPPING_PATH %s: ", cfg->mapping_path);
     return rc;
