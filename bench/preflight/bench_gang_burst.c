@@ -30,6 +30,8 @@
  *       (bucket upper bounds of apiserver_admission_webhook_admission_duration_seconds)
  *   gang_burst_webhook_{p50,p99}_seconds, gang_burst_webhook_mean_seconds
  *       (the webhook's preflight_webhook_latency_seconds; p = bucket bound)
+ *   gang_burst_noop_webhook_{p50,p99,mean}_seconds  the same histogram of
+ *       the do-nothing webhook (what the machine's load alone costs)
  *   gang_burst_gang_complete_after_last_ip_seconds
  *   gang_burst_webhook_rss_bytes           after the burst (VmRSS)
  */
@@ -512,6 +514,13 @@ int main(int argc, char **argv)
     snprintf(cmd, sizeof cmd, "curl -sk https://127.0.0.1:%d/metrics 2>/dev/null", port_real);
     char *wm = read_cmd(cmd);
     parse_hist(wm ? wm : "", "preflight_webhook_latency_seconds", "", &wh);
+    /* the do-nothing webhook's own histogram, same HTTP stack: what the
+     * machine's load alone does to a request */
+    hist whs;
+    gr_buf sm = GR_BUF_INIT(4 * 1024 * 1024);
+    gr_preflight_server_metrics(ss, &sm);
+    parse_hist(gr_buf_cstr(&sm), "preflight_webhook_latency_seconds", "", &whs);
+    gr_buf_free(&sm);
 
     printf("gang_burst_pods: %d pods\ngang_burst_writers: %d writers\n", n, w);
     printf("gang_burst_none_pods_per_second: %.1f pods/s\n", n / t_none);
@@ -536,6 +545,10 @@ int main(int argc, char **argv)
     printf("gang_burst_webhook_p50_seconds: %g s\n", hist_q(&wh, 0.5));
     printf("gang_burst_webhook_p99_seconds: %g s\n", hist_q(&wh, 0.99));
     printf("gang_burst_webhook_mean_seconds: %.6f s\n", wh.count > 0 ? wh.sum / wh.count : -1);
+    printf("gang_burst_noop_webhook_p50_seconds: %g s\n", hist_q(&whs, 0.5));
+    printf("gang_burst_noop_webhook_p99_seconds: %g s\n", hist_q(&whs, 0.99));
+    printf("gang_burst_noop_webhook_mean_seconds: %.6f s\n",
+           whs.count > 0 ? whs.sum / whs.count : -1);
     printf("gang_burst_gang_complete_after_last_ip_seconds: %.2f s\n", complete);
     printf("gang_burst_webhook_rss_bytes: %ld B\n", rss);
     fflush(stdout);
