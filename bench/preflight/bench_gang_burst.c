@@ -201,6 +201,17 @@ static void hist_add(hist *h, double le, double c)
     }
 }
 
+/* h -= before (same bounds): the burst's own observations. */
+static void hist_sub(hist *h, const hist *before)
+{
+    for (int i = 0; i < h->n; i++)
+        for (int j = 0; j < before->n; j++)
+            if (before->le[j] == h->le[i])
+                h->cnt[i] -= before->cnt[j];
+    h->sum -= before->sum;
+    h->count -= before->count;
+}
+
 static double hist_q(const hist *h, double q)
 {
     double total = 0; /* the +Inf bucket */
@@ -511,6 +522,8 @@ int main(int argc, char **argv)
                "name=\"static.gpuready.bench\"", &a_static0);
     parse_hist(m0, "apiserver_admission_webhook_admission_duration_seconds",
                "name=\"preflight.gpuready.bench\"", &a_real0);
+    hist_sub(&a_static, &a_static0); /* this run's admissions only */
+    hist_sub(&a_real, &a_real0);
     snprintf(cmd, sizeof cmd, "curl -sk https://127.0.0.1:%d/metrics 2>/dev/null", port_real);
     char *wm = read_cmd(cmd);
     parse_hist(wm ? wm : "", "preflight_webhook_latency_seconds", "", &wh);
@@ -530,18 +543,16 @@ int main(int argc, char **argv)
     printf("gang_burst_none_failed: %d pods\n", atomic_load(&b_none.failed));
     printf("gang_burst_static_failed: %d pods\n", atomic_load(&b_static.failed));
     printf("gang_burst_real_failed: %d pods\n", atomic_load(&b_real.failed));
+    printf("gang_burst_apiserver_admissions_static: %.0f admissions\n", a_static.count);
+    printf("gang_burst_apiserver_admissions_real: %.0f admissions\n", a_real.count);
     printf("gang_burst_apiserver_admission_static_p50_seconds: %g s\n", hist_q(&a_static, 0.5));
     printf("gang_burst_apiserver_admission_static_p99_seconds: %g s\n", hist_q(&a_static, 0.99));
     printf("gang_burst_apiserver_admission_real_p50_seconds: %g s\n", hist_q(&a_real, 0.5));
     printf("gang_burst_apiserver_admission_real_p99_seconds: %g s\n", hist_q(&a_real, 0.99));
     printf("gang_burst_apiserver_admission_static_mean_seconds: %.4f s\n",
-           a_static.count > a_static0.count
-               ? (a_static.sum - a_static0.sum) / (a_static.count - a_static0.count)
-               : -1);
+           a_static.count > 0 ? a_static.sum / a_static.count : -1);
     printf("gang_burst_apiserver_admission_real_mean_seconds: %.4f s\n",
-           a_real.count > a_real0.count
-               ? (a_real.sum - a_real0.sum) / (a_real.count - a_real0.count)
-               : -1);
+           a_real.count > 0 ? a_real.sum / a_real.count : -1);
     printf("gang_burst_webhook_p50_seconds: %g s\n", hist_q(&wh, 0.5));
     printf("gang_burst_webhook_p99_seconds: %g s\n", hist_q(&wh, 0.99));
     printf("gang_burst_webhook_mean_seconds: %.6f s\n", wh.count > 0 ? wh.sum / wh.count : -1);
