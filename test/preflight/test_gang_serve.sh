@@ -146,8 +146,10 @@ for _ in $(seq 300); do
 done
 [[ $(curl -sk "$URL/readyz") == ok ]] || fail "webhook /readyz: $(curl -sk "$URL/readyz")"
 [[ $(curl -s "http://127.0.0.1:$PROBE/readyz") == ok ]] || fail "runtime /readyz on $PROBE"
-curl -sk "$URL/metrics" | grep -q '^controller_runtime_reconcile_total{controller="preflightconfig-resolver"' ||
-    fail "the webhook's /metrics lacks the runtime's metrics"
+# (read first: `curl | grep -q` fails under pipefail when grep stops early)
+metrics=$(curl -sk "$URL/metrics")
+grep -q '^workqueue_depth{name="preflightconfig-resolver"}' <<<"$metrics" ||
+    fail "the webhook's /metrics lacks the runtime's metrics: $(grep -c . <<<"$metrics") lines"
 cat >"$WORK/review.json" <<EOF
 {"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"gang-uid-1","namespace":"$GR_NS","operation":"CREATE",
  "object":{"metadata":{"name":"train-0","namespace":"$GR_NS"},"spec":{"schedulingGroup":{"podGroupName":"job1"},

@@ -81,7 +81,7 @@ free_port() {
     local p
     for _ in $(seq 50); do
         p=$((20000 + RANDOM % 12000))
-        ss -Htln "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return 0; }
+        [[ -z $(ss -Htln "sport = :$p" 2>/dev/null) ]] && { echo "$p"; return 0; }
     done
     return 1
 }
@@ -236,7 +236,8 @@ echo "managers after the first phase: $m"
 [[ $m == *"preflight-$LEADER "* ]] || fail "the leader (preflight-$LEADER) did not write $CM: $m"
 [[ $m != *"preflight-$FOLLOWER "* ]] || fail "the follower (preflight-$FOLLOWER) wrote $CM: $m"
 # nothing in the namespace was written by the follower
-if gr_kubectl -n "$GR_NS" get configmaps --show-managed-fields -o json | grep -q "\"manager\": \"preflight-$FOLLOWER\""; then
+all_cms=$(gr_kubectl -n "$GR_NS" get configmaps --show-managed-fields -o json) || fail "list ConfigMaps"
+if grep -q "\"manager\": \"preflight-$FOLLOWER\"" <<<"$all_cms"; then
     fail "the follower wrote a ConfigMap"
 fi
 
