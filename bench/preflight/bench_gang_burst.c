@@ -20,7 +20,10 @@
  * from W threads) and the gang ConfigMap is polled until it lists N peers.
  *
  *   bench_gang_burst PATH/TO/gpuready-preflight [N=1028] [W=64]
- *   (GR_CLUSTER_DIR names the cluster; `scripts/cluster up DIR` starts one)
+ *   (GR_CLUSTER_DIR names the cluster; `scripts/cluster up DIR` starts one;
+ *   GR_BENCH_NO_GANG=1 runs the real webhook without gang coordination —
+ *   the same injection minus the gang parts, no controllers — to split the
+ *   mutation's cost from the controllers'; the gang phase is skipped)
  *
  * Prints `name: value unit` lines (no goal is asserted here):
  *   gang_burst_{none,static,real}_pods_per_second
@@ -417,7 +420,12 @@ int main(int argc, char **argv)
     FILE *cf = fopen(cfgpath, "w");
     if (!cf)
         die("config");
-    fputs("connectorSocket: \"\"\ngangCoordination: {enabled: true}\ngangDiscovery:\n"
+    const char *ng = getenv("GR_BENCH_NO_GANG");
+    bool gang = !(ng && *ng && strcmp(ng, "0") != 0);
+    fputs(gang ? "connectorSocket: \"\"\ngangCoordination: {enabled: true}\n"
+               : "connectorSocket: \"\"\n",
+          cf);
+    fputs("gangDiscovery:\n"
           "  name: volcano\n  annotationKeys: [\"scheduling.k8s.io/group-name\"]\n"
           "  podGroupGVR: {group: scheduling.volcano.sh, version: v1beta1, resource: podgroups}\n"
           "initContainers:\n  - {name: preflight-nccl-allreduce, image: allreduce:v1}\n",
@@ -496,7 +504,8 @@ int main(int argc, char **argv)
 
     /* gang completion: every pod gets an IP */
     burst b_ip = {.ns = ns_real, .n = n, .w = w, .phase = 1};
-    run_burst(&b_ip);
+    if (gang)
+        run_burst(&b_ip);
     double t_last_ip = now_s();
     char cmname[256];
     char gid[200];
@@ -505,7 +514,7 @@ int main(int argc, char **argv)
     snprintf(cmname, sizeof cmname, "%s", cmn ? cmn : "");
     free(cmn);
     double complete = -1;
-    for (int i = 0; i < 1200; i++) {
+    for (int i = 0; gang && i < 1200; i++) {
         if (peers_in(kc, ns_real, cmname) >= (size_t)n) {
             complete = now_s() - t_last_ip;
             break;
