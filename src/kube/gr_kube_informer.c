@@ -110,13 +110,18 @@ typedef struct store_index {
     gr_kube_map values; /* value -> gr_kube_map* (set of keys) */
 } store_index;
 
-/* One cached object in a single allocation: the key, then the compact JSON
- * text WITHOUT metadata.name/namespace (they are in the key and are put
- * back on read), which keeps a trimmed entry small. */
+/* One cached object in a single allocation: the key, its resourceVersion
+ * (compared without decoding) and the object's compact form (kube_cval.c:
+ * binary, keys shared through the store's dictionary). */
 typedef struct sentry {
     struct sentry *next;
-    uint16_t klen; /* keys are < GR_KUBE_KEY_MAX; the hash is recomputed when needed */
-    char data[];   /* key '\0' text '\0' */
+    uint32_t hash;
+    uint32_t len;  /* compact form bytes */
+    uint16_t klen; /* keys are < GR_KUBE_KEY_MAX */
+    uint8_t rvlen; /* 0 when the object has none (or one over 255 bytes) */
+    char data[];   /* key '\0' rv '\0' compact form, then per index: a count
+                    * byte and that many NUL-terminated values (so removing
+                    * an entry never decodes it) */
 } sentry;
 
 /* Buckets are grown when entries exceed LOAD x buckets (short chains, and
@@ -130,11 +135,22 @@ struct gr_kube_store {
     store_index idx[MAX_INDEXES];
     size_t nidx;
     size_t payload;
+    gr_kube_keydict *keys;
 };
 
-static const char *entry_text(const sentry *e)
+static const char *entry_rv(const sentry *e)
 {
     return e->data + e->klen + 1;
+}
+
+static const void *entry_blob(const sentry *e)
+{
+    return e->data + e->klen + 1 + e->rvlen + 1;
+}
+
+static json_t *entry_obj(const gr_kube_store *s, const sentry *e)
+{
+    return gr_kube_cval_decode(s->keys, entry_blob(e), e->len);
 }
 
 static sentry **entry_slot(const gr_kube_store *s, const char *key, uint32_t h)
@@ -143,7 +159,7 @@ static sentry **entry_slot(const gr_kube_store *s, const char *key, uint32_t h)
         return NULL;
     sentry **pp = &s->b[h & (s->nb - 1)];
     for (; *pp; pp = &(*pp)->next)
-        if (strcmp((*pp)->data, key) == 0)
+        if ((*pp)->hash == h && strcmp((*pp)->data, key) == 0)
             return pp;
     return pp; /* the empty tail slot of the chain */
 }
@@ -158,9 +174,8 @@ static int entries_grow(gr_kube_store *s)
         sentry *e = s->b[i];
         while (e) {
             sentry *next = e->next;
-            uint32_t h = gr_kube_map_hash(e->data);
-            e->next = b[h & (nb - 1)];
-            b[h & (nb - 1)] = e;
+            e->next = b[e->hash & (nb - 1)];
+            b[e->hash & (nb - 1)] = e;
             e = next;
         }
     }
@@ -170,48 +185,13 @@ static int entries_grow(gr_kube_store *s)
     return GR_OK;
 }
 
-/* The stored object: parse the text, put name/namespace back from the key. */
-static json_t *entry_obj(const sentry *e)
-{
-    json_t *o = json_loads(entry_text(e), 0, NULL);
-    if (!o)
-        return NULL;
-    json_t *md = json_object_get(o, "metadata");
-    if (!json_is_object(md)) {
-        md = json_object();
-        json_object_set_new(o, "metadata", md);
-    }
-    const char *slash = strchr(e->data, '/');
-    if (slash) {
-        json_object_set_new(md, "namespace", json_stringn(e->data, (size_t)(slash - e->data)));
-        json_object_set_new(md, "name", json_string(slash + 1));
-    } else {
-        json_object_set_new(md, "name", json_string(e->data));
-    }
-    return o;
-}
-
-static char *dump_without_identity(const json_t *obj)
-{
-    json_t *copy = json_copy((json_t *)(uintptr_t)obj); /* shallow */
-    json_t *md = json_copy(json_object_get(obj, "metadata"));
-    char *t = NULL;
-    if (copy && md) {
-        json_object_del(md, "name");
-        json_object_del(md, "namespace");
-        json_object_set(copy, "metadata", md);
-        t = json_dumps(copy, JSON_COMPACT);
-    }
-    json_decref(md);
-    json_decref(copy);
-    return t;
-}
-
 int gr_kube_store_new(gr_kube_store **out, gr_err *err)
 {
     gr_kube_store *s = calloc(1, sizeof *s);
-    if (!s)
+    if (!s || gr_kube_keydict_new(&s->keys) != GR_OK) {
+        free(s);
         return gr_err_set(err, GR_ENOMEM, "out of memory");
+    }
     pthread_rwlock_init(&s->lk, NULL);
     *out = s;
     return GR_OK;
@@ -239,6 +219,7 @@ void gr_kube_store_free(gr_kube_store *s)
     free(s->b);
     for (size_t i = 0; i < s->nidx; i++)
         gr_kube_map_clear(&s->idx[i].values, free_set);
+    gr_kube_keydict_free(s->keys);
     pthread_rwlock_destroy(&s->lk);
     free(s);
 }
@@ -293,16 +274,19 @@ static void index_del(store_index *x, const char *value, const char *key)
     }
 }
 
-static void index_obj(gr_kube_store *s, const json_t *obj, const char *key, bool add)
+/* Add (or remove) an entry's key to (from) every index, from the index
+ * values recorded in the entry. */
+static void index_entry(gr_kube_store *s, const sentry *e, bool add)
 {
-    const char *vals[GR_KUBE_INDEX_MAX_VALUES];
+    const char *p = (const char *)entry_blob(e) + e->len;
     for (size_t i = 0; i < s->nidx; i++) {
-        size_t n = s->idx[i].fn(obj, s->idx[i].ctx, vals, GR_KUBE_INDEX_MAX_VALUES);
-        for (size_t j = 0; j < n && j < GR_KUBE_INDEX_MAX_VALUES; j++) {
+        unsigned n = (unsigned char)*p++;
+        for (unsigned j = 0; j < n; j++) {
             if (add)
-                index_add(&s->idx[i], vals[j], key);
+                index_add(&s->idx[i], p, e->data);
             else
-                index_del(&s->idx[i], vals[j], key);
+                index_del(&s->idx[i], p, e->data);
+            p += strlen(p) + 1;
         }
     }
 }
@@ -311,6 +295,121 @@ static const sentry *entry_find(const gr_kube_store *s, const char *key)
 {
     sentry **pp = entry_slot(s, key, gr_kube_map_hash(key));
     return pp ? *pp : NULL;
+}
+
+/* A new entry for obj under key (its compact form). NULL on ENOMEM. */
+static sentry *entry_new(gr_kube_store *s, const char *key, const json_t *obj)
+{
+    gr_buf b = GR_BUF_INIT(GR_KUBE_MAX_RESPONSE);
+    if (gr_kube_cval_encode(s->keys, obj, &b) != GR_OK) {
+        gr_buf_free(&b);
+        return NULL;
+    }
+    size_t blen = b.len;
+    for (size_t i = 0; i < s->nidx; i++) { /* the index values, recorded */
+        const char *vals[GR_KUBE_INDEX_MAX_VALUES];
+        size_t n = s->idx[i].fn(obj, s->idx[i].ctx, vals, GR_KUBE_INDEX_MAX_VALUES);
+        if (n > GR_KUBE_INDEX_MAX_VALUES)
+            n = GR_KUBE_INDEX_MAX_VALUES;
+        char cnt = (char)n;
+        if (gr_buf_append(&b, &cnt, 1) != GR_OK)
+            goto fail;
+        for (size_t j = 0; j < n; j++)
+            if (gr_buf_append(&b, vals[j], strlen(vals[j]) + 1) != GR_OK)
+                goto fail;
+    }
+    const char *rv = gr_kube_meta_str(obj, "resourceVersion");
+    size_t kl = strlen(key), rl = rv ? strlen(rv) : 0;
+    if (rl > 255)
+        rl = 0; /* not a real resourceVersion: never "the same" */
+    sentry *e = malloc(sizeof *e + kl + 1 + rl + 1 + b.len);
+    if (e) {
+        e->next = NULL;
+        e->hash = gr_kube_map_hash(key);
+        e->len = (uint32_t)blen;
+        e->klen = (uint16_t)kl;
+        e->rvlen = (uint8_t)rl;
+        memcpy(e->data, key, kl + 1);
+        memcpy(e->data + kl + 1, rl ? rv : "", rl);
+        e->data[kl + 1 + rl] = '\0';
+        memcpy(e->data + kl + 1 + rl + 1, b.data, b.len);
+    }
+    gr_buf_free(&b);
+    return e;
+fail:
+    gr_buf_free(&b);
+    return NULL;
+}
+
+/* Insert or replace obj (borrowed; its compact form is stored) under `key`.
+ * *old (want_old) receives the replaced object, decoded (NULL when the key
+ * was new or nothing changed); *existed tells whether the key was there;
+ * *changed is false when the stored resourceVersion was the same (the
+ * stored object is kept). */
+static int store_put(gr_kube_store *s, const char *key, const json_t *obj, bool want_old,
+                     json_t **old, bool *existed, bool *changed, gr_err *err)
+{
+    *old = NULL;
+    *changed = false;
+    *existed = false;
+    sentry *ne = entry_new(s, key, obj);
+    if (!ne)
+        return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
+    pthread_rwlock_wrlock(&s->lk);
+    if (s->n >= s->nb * LOAD && entries_grow(s) != GR_OK) {
+        pthread_rwlock_unlock(&s->lk);
+        free(ne);
+        return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
+    }
+    sentry **pp = entry_slot(s, key, ne->hash);
+    if (!pp) { /* cannot happen: the table was grown above */
+        pthread_rwlock_unlock(&s->lk);
+        free(ne);
+        return gr_err_set(err, GR_ESTATE, "%s: cache table missing", key);
+    }
+    sentry *e = *pp;
+    *existed = e != NULL;
+    if (e) {
+        if (e->rvlen && e->rvlen == ne->rvlen && strcmp(entry_rv(e), entry_rv(ne)) == 0) {
+            pthread_rwlock_unlock(&s->lk);
+            free(ne);
+            return GR_OK; /* same version: nothing to do */
+        }
+        if (want_old)
+            *old = entry_obj(s, e);
+        index_entry(s, e, false);
+        ne->next = e->next;
+        s->payload -= e->len;
+        free(e);
+    } else {
+        s->n++;
+    }
+    *pp = ne;
+    s->payload += ne->len;
+    index_entry(s, ne, true);
+    pthread_rwlock_unlock(&s->lk);
+    *changed = true;
+    return GR_OK;
+}
+
+/* Remove `key`; false when absent. *old (want_old) gets it decoded. */
+static bool store_take(gr_kube_store *s, const char *key, bool want_old, json_t **old)
+{
+    *old = NULL;
+    pthread_rwlock_wrlock(&s->lk);
+    sentry **pp = entry_slot(s, key, gr_kube_map_hash(key));
+    sentry *e = pp ? *pp : NULL;
+    if (e) {
+        *pp = e->next;
+        s->n--;
+        s->payload -= e->len;
+        if (want_old)
+            *old = entry_obj(s, e);
+        index_entry(s, e, false);
+    }
+    pthread_rwlock_unlock(&s->lk);
+    free(e);
+    return e != NULL;
 }
 
 int gr_kube_store_upsert(gr_kube_store *s, const json_t *obj, json_t **old, bool *changed,
@@ -324,91 +423,31 @@ int gr_kube_store_upsert(gr_kube_store *s, const json_t *obj, json_t **old, bool
     int rc = gr_kube_object_key(obj, key, sizeof key, err);
     if (rc != GR_OK)
         return rc;
-    char *text = dump_without_identity(obj);
-    if (!text)
-        return gr_err_set(err, GR_ENOMEM, "%s: cannot serialise", key);
-    size_t kl = strlen(key), tl = strlen(text);
-    sentry *ne = malloc(sizeof *ne + kl + 1 + tl + 1);
-    if (!ne) {
-        free(text);
-        return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
-    }
-    uint32_t hash = gr_kube_map_hash(key);
-    ne->klen = (uint16_t)kl;
-    memcpy(ne->data, key, kl + 1);
-    memcpy(ne->data + kl + 1, text, tl + 1);
-    free(text);
-    pthread_rwlock_wrlock(&s->lk);
-    if (s->n >= s->nb * LOAD && entries_grow(s) != GR_OK) {
-        pthread_rwlock_unlock(&s->lk);
-        free(ne);
-        return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
-    }
-    sentry **pp = entry_slot(s, key, hash);
-    if (!pp) { /* cannot happen: the table was grown above */
-        pthread_rwlock_unlock(&s->lk);
-        free(ne);
-        return gr_err_set(err, GR_ESTATE, "%s: cache table missing", key);
-    }
-    sentry *prev = *pp;
-    json_t *pobj = prev ? entry_obj(prev) : NULL;
-    if (prev) {
-        const char *orv = gr_kube_meta_str(pobj, "resourceVersion");
-        const char *nrv = gr_kube_meta_str(obj, "resourceVersion");
-        if (orv && nrv && strcmp(orv, nrv) == 0) {
-            pthread_rwlock_unlock(&s->lk);
-            free(ne);
-            if (old)
-                *old = pobj;
-            else
-                json_decref(pobj);
-            return GR_OK; /* same version: nothing to do */
-        }
-        ne->next = prev->next;
-        s->payload -= strlen(entry_text(prev));
-        if (pobj)
-            index_obj(s, pobj, key, false);
-        free(prev);
-    } else {
-        ne->next = NULL;
-        s->n++;
-    }
-    *pp = ne;
-    s->payload += tl;
-    index_obj(s, obj, key, true);
-    pthread_rwlock_unlock(&s->lk);
+    json_t *prev = NULL;
+    bool ch = false, existed = false;
+    rc = store_put(s, key, obj, old != NULL, &prev, &existed, &ch, err);
+    if (rc != GR_OK)
+        return rc;
+    if (!ch && old) /* unchanged: the previous object is still stored */
+        gr_kube_store_get(s, key, &prev, NULL);
     if (changed)
-        *changed = true;
+        *changed = ch;
     if (old)
-        *old = pobj;
+        *old = prev;
     else
-        json_decref(pobj);
+        json_decref(prev);
     return GR_OK;
 }
 
 int gr_kube_store_delete(gr_kube_store *s, const char *key, json_t **old, gr_err *err)
 {
+    json_t *o = NULL;
     if (old)
         *old = NULL;
-    pthread_rwlock_wrlock(&s->lk);
-    sentry **pp = entry_slot(s, key, gr_kube_map_hash(key));
-    sentry *e = pp ? *pp : NULL;
-    if (!e) {
-        pthread_rwlock_unlock(&s->lk);
+    if (!store_take(s, key, old != NULL, &o))
         return gr_err_set(err, GR_ENOTFOUND, "%s: not in the cache", key);
-    }
-    *pp = e->next;
-    s->n--;
-    json_t *pobj = entry_obj(e);
-    if (pobj)
-        index_obj(s, pobj, key, false);
-    s->payload -= strlen(entry_text(e));
-    pthread_rwlock_unlock(&s->lk);
-    free(e);
     if (old)
-        *old = pobj;
-    else
-        json_decref(pobj);
+        *old = o;
     return GR_OK;
 }
 
@@ -417,7 +456,7 @@ int gr_kube_store_get(gr_kube_store *s, const char *key, json_t **out, gr_err *e
     *out = NULL;
     pthread_rwlock_rdlock(&s->lk);
     const sentry *e = entry_find(s, key);
-    json_t *o = e ? entry_obj(e) : NULL;
+    json_t *o = e ? entry_obj(s, e) : NULL;
     pthread_rwlock_unlock(&s->lk);
     if (!e)
         return gr_err_set(err, GR_ENOTFOUND, "%s: not in the cache", key);
@@ -449,13 +488,13 @@ int gr_kube_store_list(gr_kube_store *s, const char *index, const char *value, j
             while (set && gr_kube_map_next(set, &b, &n)) {
                 const sentry *e = entry_find(s, n->key);
                 if (e)
-                    json_array_append_new(*out, entry_obj(e));
+                    json_array_append_new(*out, entry_obj(s, e));
             }
         }
     } else {
         for (size_t i = 0; i < s->nb; i++)
             for (const sentry *e = s->b[i]; e; e = e->next)
-                json_array_append_new(*out, entry_obj(e));
+                json_array_append_new(*out, entry_obj(s, e));
     }
     pthread_rwlock_unlock(&s->lk);
     if (rc != GR_OK) {
@@ -496,27 +535,33 @@ size_t gr_kube_store_payload_bytes(gr_kube_store *s)
 
 int gr_kube_store_foreach(gr_kube_store *s, gr_kube_store_visit_fn fn, void *ctx, gr_err *err)
 {
-    (void)err;
+    int rc = GR_OK;
     pthread_rwlock_rdlock(&s->lk);
     for (size_t i = 0; i < s->nb; i++) {
         for (const sentry *e = s->b[i]; e; e = e->next) {
-            json_t *o = entry_obj(e);
+            json_t *o = entry_obj(s, e);
+            if (!o) {
+                rc = gr_err_set(err, GR_ENOMEM, "%s: out of memory", e->data);
+                goto out;
+            }
             int stop = fn(ctx, e->data, o);
             json_decref(o);
-            if (stop) {
-                pthread_rwlock_unlock(&s->lk);
-                return GR_OK;
-            }
+            if (stop)
+                goto out;
         }
     }
+out:
     pthread_rwlock_unlock(&s->lk);
-    return GR_OK;
+    return rc;
 }
 
 /* ---- applying events (pure) -------------------------------------------- */
 
-int gr_kube_informer_apply_event(gr_kube_store *s, const gr_kube_informer_opts *o, int type,
-                                 json_t *obj_in, gr_err *err)
+/* Apply one object of a watch event or list page. obj_in is borrowed; the
+ * store keeps a reference to it (or to what the transform made of it). When
+ * `seen` is given (a relist in progress), the key is recorded there. */
+static int apply_obj(gr_kube_store *s, const gr_kube_informer_opts *o, int type, json_t *obj_in,
+                     gr_kube_map *seen, gr_err *err)
 {
     if (type == GR_KUBE_EV_BOOKMARK || type == GR_KUBE_EV_ERROR)
         return GR_OK;
@@ -525,30 +570,63 @@ int gr_kube_informer_apply_event(gr_kube_store *s, const gr_kube_informer_opts *
         json_decref(obj);
         return GR_OK; /* dropped by the transform */
     }
-    int rc = GR_OK;
-    if (type == GR_KUBE_EV_DELETED) {
-        char key[GR_KUBE_KEY_MAX];
-        rc = gr_kube_object_key(obj, key, sizeof key, err);
-        json_t *old = NULL;
-        if (rc == GR_OK && gr_kube_store_delete(s, key, &old, NULL) == GR_OK) {
-            if (o->handlers.on_delete)
-                o->handlers.on_delete(o->handlers.ctx, obj);
-        }
-        json_decref(old);
-    } else {
-        json_t *old = NULL;
-        bool changed = false;
-        rc = gr_kube_store_upsert(s, obj, &old, &changed, err);
-        if (rc == GR_OK && changed) {
-            if (old && o->handlers.on_update)
-                o->handlers.on_update(o->handlers.ctx, old, obj);
-            else if (!old && o->handlers.on_add)
-                o->handlers.on_add(o->handlers.ctx, obj);
-        }
-        json_decref(old);
+    char key[GR_KUBE_KEY_MAX];
+    int rc = gr_kube_object_key(obj, key, sizeof key, err);
+    if (rc != GR_OK) {
+        json_decref(obj);
+        return rc;
     }
+    if (type == GR_KUBE_EV_DELETED) {
+        json_t *old = NULL;
+        if (store_take(s, key, false, &old) && o->handlers.on_delete)
+            o->handlers.on_delete(o->handlers.ctx, obj);
+        json_decref(obj);
+        return GR_OK;
+    }
+    if (seen && gr_kube_map_put(seen, key, NULL, NULL) != GR_OK) {
+        json_decref(obj);
+        return gr_err_set(err, GR_ENOMEM, "%s: out of memory", key);
+    }
+    json_t *old = NULL;
+    bool changed = false, existed = false;
+    rc = store_put(s, key, obj, o->handlers.on_update != NULL, &old, &existed, &changed, err);
+    if (rc == GR_OK && changed) {
+        if (existed && old && o->handlers.on_update)
+            o->handlers.on_update(o->handlers.ctx, old, obj);
+        else if (!existed && o->handlers.on_add)
+            o->handlers.on_add(o->handlers.ctx, obj);
+    }
+    json_decref(old);
     json_decref(obj);
     return rc;
+}
+
+/* End of a relist: whatever it did not deliver was deleted meanwhile. */
+static int finish_relist(gr_kube_store *s, const gr_kube_informer_opts *o, const gr_kube_map *seen,
+                         gr_err *err)
+{
+    json_t *keys = NULL;
+    int rc = gr_kube_store_keys(s, &keys, err);
+    size_t i;
+    json_t *it;
+    json_array_foreach(keys, i, it)
+    {
+        const char *k = json_string_value(it);
+        if (!k || gr_kube_map_has(seen, k))
+            continue;
+        json_t *old = NULL;
+        if (store_take(s, k, o->handlers.on_delete != NULL, &old) && old && o->handlers.on_delete)
+            o->handlers.on_delete(o->handlers.ctx, old);
+        json_decref(old);
+    }
+    json_decref(keys);
+    return rc;
+}
+
+int gr_kube_informer_apply_event(gr_kube_store *s, const gr_kube_informer_opts *o, int type,
+                                 json_t *obj, gr_err *err)
+{
+    return apply_obj(s, o, type, obj, NULL, err);
 }
 
 int gr_kube_informer_apply_list(gr_kube_store *s, const gr_kube_informer_opts *o,
@@ -560,45 +638,15 @@ int gr_kube_informer_apply_list(gr_kube_store *s, const gr_kube_informer_opts *o
     int rc = GR_OK;
     json_array_foreach(items, i, it)
     {
-        json_t *obj = json_incref(it);
-        if (o->transform && o->transform(&obj, o->transform_ctx) != GR_OK) {
-            json_decref(obj);
-            continue;
-        }
-        char key[GR_KUBE_KEY_MAX];
-        if (gr_kube_object_key(obj, key, sizeof key, NULL) == GR_OK &&
-            gr_kube_map_put(&seen, key, NULL, NULL) != GR_OK) {
-            json_decref(obj);
-            rc = gr_err_set(err, GR_ENOMEM, "out of memory");
+        gr_err e;
+        int r = apply_obj(s, o, GR_KUBE_EV_ADDED, it, &seen, &e);
+        if (r == GR_ENOMEM) {
+            rc = gr_err_set(err, r, "%s", e.msg);
             break;
         }
-        json_t *old = NULL;
-        bool changed = false;
-        if (gr_kube_store_upsert(s, obj, &old, &changed, NULL) == GR_OK && changed) {
-            if (old && o->handlers.on_update)
-                o->handlers.on_update(o->handlers.ctx, old, obj);
-            else if (!old && o->handlers.on_add)
-                o->handlers.on_add(o->handlers.ctx, obj);
-        }
-        json_decref(old);
-        json_decref(obj);
     }
-    if (rc == GR_OK) {
-        /* whatever the list no longer has was deleted while we were away */
-        json_t *keys = NULL;
-        rc = gr_kube_store_keys(s, &keys, err);
-        json_array_foreach(keys, i, it)
-        {
-            const char *k = json_string_value(it);
-            if (gr_kube_map_has(&seen, k))
-                continue;
-            json_t *old = NULL;
-            if (gr_kube_store_delete(s, k, &old, NULL) == GR_OK && old && o->handlers.on_delete)
-                o->handlers.on_delete(o->handlers.ctx, old);
-            json_decref(old);
-        }
-        json_decref(keys);
-    }
+    if (rc == GR_OK)
+        rc = finish_relist(s, o, &seen, err);
     gr_kube_map_clear(&seen, NULL);
     return rc;
 }
@@ -612,8 +660,9 @@ struct gr_kube_informer {
     atomic_int stop;
     pthread_t thr, resync_thr;
     bool started, resync_started;
-    pthread_mutex_t hmu; /* serialises handler delivery */
-    pthread_mutex_t mu;  /* synced, stats */
+    bool watchlist_refused; /* the server said no to sendInitialEvents: LIST from now on */
+    pthread_mutex_t hmu;    /* serialises handler delivery */
+    pthread_mutex_t mu;     /* synced, stats */
     pthread_cond_t cv;
     bool synced;
     gr_kube_informer_stats stats;
@@ -625,6 +674,9 @@ int gr_kube_informer_new(gr_kube_client *c, const gr_kube_informer_opts *o, gr_k
     *out = NULL;
     if (!o || !o->gvr.version || !o->gvr.resource)
         return gr_err_set(err, GR_EINVAL, "informer: gvr.version and gvr.resource are required");
+    if (o->sync_mode < GR_KUBE_SYNC_AUTO || o->sync_mode > GR_KUBE_SYNC_WATCHLIST)
+        return gr_err_set(err, GR_EINVAL,
+                          "informer: sync_mode must be GR_KUBE_SYNC_AUTO, _LIST or _WATCHLIST");
     gr_kube_informer *inf = calloc(1, sizeof *inf);
     if (!inf)
         return gr_err_set(err, GR_ENOMEM, "out of memory");
@@ -659,17 +711,57 @@ static void stat_err(gr_kube_informer *inf, const char *what, const gr_err *e)
            GR_KV_STR("error", e->msg), GR_KV_END);
 }
 
+/* A relist (LIST pages or the initial events of a streaming list) has been
+ * applied in full: the cache is in sync as of resourceVersion rv. */
+static void mark_synced(gr_kube_informer *inf, const char *rv, bool streaming)
+{
+    pthread_mutex_lock(&inf->mu);
+    inf->stats.lists++;
+    if (streaming)
+        inf->stats.watch_lists++;
+    snprintf(inf->stats.last_rv, sizeof inf->stats.last_rv, "%s", rv ? rv : "");
+    inf->synced = true;
+    pthread_cond_broadcast(&inf->cv);
+    pthread_mutex_unlock(&inf->mu);
+}
+
+/* The bookmark that ends a streaming list's initial events. */
+static bool initial_events_end(const json_t *obj)
+{
+    json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
+    const char *v = json_string_value(json_object_get(ann, GR_KUBE_INITIAL_EVENTS_END));
+    return v && strcmp(v, "true") == 0;
+}
+
 typedef struct watch_ctx {
     gr_kube_informer *inf;
+    gr_kube_map *seen; /* non-NULL while a streaming list's initial events arrive */
+    bool initial_done; /* the initial-events-end bookmark was applied */
+    char end_rv[64];   /* its resourceVersion */
 } watch_ctx;
 
 static int on_event(void *u, const gr_kube_watch_event *ev)
 {
-    gr_kube_informer *inf = ((watch_ctx *)u)->inf;
+    watch_ctx *wc = u;
+    gr_kube_informer *inf = wc->inf;
     gr_err e;
+    gr_err_clear(&e);
+    int rc = GR_OK;
+    bool ended = false;
     pthread_mutex_lock(&inf->hmu);
-    int rc = gr_kube_informer_apply_event(inf->store, &inf->o, (int)ev->type, ev->object, &e);
+    if (wc->seen && ev->type == GR_KUBE_EV_BOOKMARK && initial_events_end(ev->object)) {
+        rc = finish_relist(inf->store, &inf->o, wc->seen, &e);
+        const char *rv = gr_kube_meta_str(ev->object, "resourceVersion");
+        snprintf(wc->end_rv, sizeof wc->end_rv, "%s", rv ? rv : "");
+        gr_kube_map_clear(wc->seen, NULL);
+        wc->seen = NULL;
+        wc->initial_done = ended = true;
+    } else {
+        rc = apply_obj(inf->store, &inf->o, (int)ev->type, ev->object, wc->seen, &e);
+    }
     pthread_mutex_unlock(&inf->hmu);
+    if (ended)
+        mark_synced(inf, wc->end_rv, true);
     if (rc != GR_OK)
         gr_log(GR_LOG_WARN, "kube", "watch event not applied",
                GR_KV_STR("resource", inf->o.gvr.resource), GR_KV_STR("error", e.msg), GR_KV_END);
@@ -679,38 +771,184 @@ static int on_event(void *u, const gr_kube_watch_event *ev)
     else
         inf->stats.events++;
     pthread_mutex_unlock(&inf->mu);
-    return 0;
+    return rc == GR_ENOMEM ? GR_ENOMEM : 0;
 }
 
+/* Paginated LIST, each page applied as it arrives (never the whole list in
+ * memory), then the keys no page had are deleted. rv receives the list's
+ * resourceVersion. */
 static int do_list(gr_kube_informer *inf, char *rv, size_t rvsz, gr_err *err)
 {
     gr_kube_opts lo = {0};
     lo.label_selector = inf->o.label_selector;
     lo.field_selector = inf->o.field_selector;
-    lo.limit = inf->o.page_size;
+    lo.limit = inf->o.page_size > 0 ? inf->o.page_size : GR_KUBE_LIST_PAGE;
     lo.cancel = &inf->stop;
     lo.timeout_ms = 120000;
-    json_t *list = NULL;
-    gr_kube_status st;
-    int rc = gr_kube_list_all(inf->c, &inf->o.gvr, inf->o.ns, &lo, &list, &st, err);
-    if (rc != GR_OK)
-        return rc;
-    const char *lrv =
-        json_string_value(json_object_get(json_object_get(list, "metadata"), "resourceVersion"));
-    snprintf(rv, rvsz, "%s", lrv ? lrv : "");
-    pthread_mutex_lock(&inf->hmu);
-    rc = gr_kube_informer_apply_list(inf->store, &inf->o, json_object_get(list, "items"), err);
-    pthread_mutex_unlock(&inf->hmu);
-    json_decref(list);
-    if (rc == GR_OK) {
-        pthread_mutex_lock(&inf->mu);
-        inf->stats.lists++;
-        snprintf(inf->stats.last_rv, sizeof inf->stats.last_rv, "%s", rv);
-        inf->synced = true;
-        pthread_cond_broadcast(&inf->cv);
-        pthread_mutex_unlock(&inf->mu);
+    gr_kube_map seen = {0};
+    char *cont = NULL;
+    bool fell_back = false;
+    int rc = GR_OK;
+    for (;;) {
+        json_t *page = NULL;
+        gr_kube_status st;
+        lo.continue_token = cont;
+        rc = gr_kube_list(inf->c, &inf->o.gvr, inf->o.ns, &lo, &page, &st, err);
+        if (rc == GR_ESTATE && cont && !fell_back && gr_kube_status_is_gone(&st)) {
+            /* the continue token expired: one full list from the start (as
+             * client-go's pager); forget the pages seen so far, the full
+             * list decides what still exists */
+            free(cont);
+            cont = NULL;
+            lo.limit = 0;
+            fell_back = true;
+            gr_kube_map_clear(&seen, NULL);
+            continue;
+        }
+        if (rc != GR_OK)
+            break;
+        free(cont);
+        cont = NULL;
+        const char *lrv = gr_kube_meta_str(page, "resourceVersion");
+        snprintf(rv, rvsz, "%s", lrv ? lrv : "");
+        const char *next = gr_kube_list_continue(page);
+        if (next && !(cont = strdup(next))) {
+            json_decref(page);
+            rc = gr_err_set(err, GR_ENOMEM, "out of memory");
+            break;
+        }
+        size_t i;
+        json_t *it;
+        pthread_mutex_lock(&inf->hmu);
+        json_array_foreach(json_object_get(page, "items"), i, it)
+        {
+            gr_err e;
+            if (apply_obj(inf->store, &inf->o, GR_KUBE_EV_ADDED, it, &seen, &e) == GR_ENOMEM) {
+                rc = gr_err_set(err, GR_ENOMEM, "%s", e.msg);
+                break;
+            }
+        }
+        pthread_mutex_unlock(&inf->hmu);
+        json_decref(page);
+        if (rc != GR_OK || !cont)
+            break;
     }
+    free(cont);
+    if (rc == GR_OK) {
+        pthread_mutex_lock(&inf->hmu);
+        rc = finish_relist(inf->store, &inf->o, &seen, err);
+        pthread_mutex_unlock(&inf->hmu);
+    }
+    gr_kube_map_clear(&seen, NULL);
+    if (rc == GR_OK)
+        mark_synced(inf, rv, false);
     return rc;
+}
+
+static void watch_opts(gr_kube_informer *inf, gr_kube_opts *wo, const char *rv)
+{
+    memset(wo, 0, sizeof *wo);
+    wo->label_selector = inf->o.label_selector;
+    wo->field_selector = inf->o.field_selector;
+    wo->resource_version = rv;
+    wo->allow_bookmarks = true;
+    wo->timeout_seconds = inf->o.watch_timeout_s;
+    wo->max_response = inf->o.max_object;
+    wo->cancel = &inf->stop;
+}
+
+/* Did the server refuse the streaming list itself (an HTTP error before any
+ * event: the WatchList feature off, or a server that predates it)? */
+static bool refused(const gr_kube_status *st)
+{
+    long h = st->http_code;
+    return h >= 400 && h < 500 && h != 408 && h != 410 && h != 429;
+}
+
+/* What the informer does after a watch. */
+enum {
+    W_STOP,           /* stopping */
+    W_REWATCH,        /* the server ended a healthy stream: watch again from rv */
+    W_RESYNC,         /* 410 Gone/Expired: re-sync now */
+    W_LIST_NOW,       /* a streaming list did not complete: paginated LIST now */
+    W_BACKOFF,        /* broken connection: watch again from rv after a backoff */
+    W_RESYNC_BACKOFF, /* lost our place in the stream: re-sync after a backoff */
+};
+
+/* One watch. streaming: a streaming list (sendInitialEvents) that first
+ * re-syncs the cache; otherwise a plain watch from rv. Returns what to do
+ * next (W_*); rv is advanced to the last delivered resourceVersion. */
+static int watch_once(gr_kube_informer *inf, bool streaming, char *rv, size_t rvsz)
+{
+    gr_kube_opts wo;
+    watch_opts(inf, &wo, streaming ? "" : rv);
+    gr_kube_map seen = {0};
+    watch_ctx wc = {0};
+    wc.inf = inf;
+    if (streaming) {
+        wo.send_initial_events = true;
+        wo.resource_version_match = "NotOlderThan";
+        wc.seen = &seen;
+    }
+    gr_kube_watch_stats ws;
+    memset(&ws, 0, sizeof ws);
+    gr_kube_status st;
+    gr_kube_status_clear(&st);
+    gr_err e;
+    gr_err_clear(&e);
+    pthread_mutex_lock(&inf->mu);
+    inf->stats.watches++;
+    pthread_mutex_unlock(&inf->mu);
+    int rc = gr_kube_watch(inf->c, &inf->o.gvr, inf->o.ns, &wo, inf->o.idle_s, on_event, &wc, &ws,
+                           &st, &e);
+    gr_kube_map_clear(&seen, NULL);
+    bool in_sync = !streaming || wc.initial_done;
+    if (in_sync) {
+        const char *nrv = ws.last_rv[0] ? ws.last_rv : wc.end_rv;
+        if (nrv[0]) {
+            snprintf(rv, rvsz, "%s", nrv);
+            pthread_mutex_lock(&inf->mu);
+            snprintf(inf->stats.last_rv, sizeof inf->stats.last_rv, "%s", rv);
+            pthread_mutex_unlock(&inf->mu);
+        }
+    }
+    if (atomic_load(&inf->stop))
+        return W_STOP;
+    if (!in_sync) {
+        /* the streaming list did not complete: LIST instead (client-go
+         * does the same: progress is better than deadlock) */
+        if (rc != GR_OK && refused(&st)) {
+            inf->watchlist_refused = true;
+            gr_log(GR_LOG_INFO, "kube", "streaming list refused; using paginated LIST",
+                   GR_KV_STR("resource", inf->o.gvr.resource), GR_KV_STR("error", e.msg),
+                   GR_KV_END);
+        } else if (rc != GR_OK) {
+            stat_err(inf, "streaming list failed; falling back to LIST", &e);
+        } else {
+            gr_log(GR_LOG_WARN, "kube", "streaming list ended before its initial-events bookmark",
+                   GR_KV_STR("resource", inf->o.gvr.resource), GR_KV_END);
+        }
+        if (inf->o.sync_mode == GR_KUBE_SYNC_WATCHLIST)
+            return W_RESYNC_BACKOFF;
+        pthread_mutex_lock(&inf->mu);
+        inf->stats.list_fallbacks++;
+        pthread_mutex_unlock(&inf->mu);
+        return W_LIST_NOW;
+    }
+    if (rc == GR_OK)
+        return W_REWATCH;
+    if (rc == GR_ESTATE && gr_kube_status_is_gone(&st)) {
+        pthread_mutex_lock(&inf->mu);
+        inf->stats.gone++;
+        pthread_mutex_unlock(&inf->mu);
+        gr_log(GR_LOG_INFO, "kube", "watch expired; relisting",
+               GR_KV_STR("resource", inf->o.gvr.resource), GR_KV_STR("error", e.msg), GR_KV_END);
+        return W_RESYNC;
+    }
+    stat_err(inf, "watch failed; re-watching after backoff", &e);
+    if (rc == GR_EPARSE || rc == GR_ETOOBIG || rc == GR_ENOMEM)
+        return W_RESYNC_BACKOFF; /* we may have lost our place in the stream */
+    return W_BACKOFF;
 }
 
 static void *run(void *arg)
@@ -720,63 +958,47 @@ static void *run(void *arg)
     gr_kube_backoff_init(&bo, inf->o.backoff_initial_ns, inf->o.backoff_max_ns, 0,
                          (uint32_t)gr_kube_mono_ns());
     char rv[64] = "";
-    bool need_list = true;
+    bool need_sync = true, list_now = false;
     while (!atomic_load(&inf->stop)) {
-        gr_err e;
-        gr_err_clear(&e);
-        if (need_list) {
-            if (do_list(inf, rv, sizeof rv, &e) != GR_OK) {
-                if (atomic_load(&inf->stop))
-                    break;
-                stat_err(inf, "list failed; retrying", &e);
-                gr_kube_sleep_ns(gr_kube_backoff_next(&bo, gr_kube_mono_ns()), &inf->stop);
-                continue;
+        bool streaming = false;
+        if (need_sync) {
+            bool use_list = list_now || inf->o.sync_mode == GR_KUBE_SYNC_LIST ||
+                            (inf->o.sync_mode == GR_KUBE_SYNC_AUTO && inf->watchlist_refused);
+            list_now = false;
+            if (use_list) {
+                gr_err e;
+                gr_err_clear(&e);
+                if (do_list(inf, rv, sizeof rv, &e) != GR_OK) {
+                    if (atomic_load(&inf->stop))
+                        break;
+                    stat_err(inf, "list failed; retrying", &e);
+                    gr_kube_sleep_ns(gr_kube_backoff_next(&bo, gr_kube_mono_ns()), &inf->stop);
+                    continue;
+                }
+            } else {
+                streaming = true; /* the watch below re-syncs */
             }
-            need_list = false;
         }
-        gr_kube_opts wo = {0};
-        wo.label_selector = inf->o.label_selector;
-        wo.field_selector = inf->o.field_selector;
-        wo.resource_version = rv;
-        wo.allow_bookmarks = true;
-        wo.timeout_seconds = inf->o.watch_timeout_s;
-        wo.max_response = inf->o.max_object;
-        wo.cancel = &inf->stop;
-        gr_kube_watch_stats ws;
-        memset(&ws, 0, sizeof ws);
-        gr_kube_status st;
-        watch_ctx wc = {inf};
-        pthread_mutex_lock(&inf->mu);
-        inf->stats.watches++;
-        pthread_mutex_unlock(&inf->mu);
-        int rc = gr_kube_watch(inf->c, &inf->o.gvr, inf->o.ns, &wo, inf->o.idle_s, on_event, &wc,
-                               &ws, &st, &e);
-        if (ws.last_rv[0]) {
-            snprintf(rv, sizeof rv, "%s", ws.last_rv);
-            pthread_mutex_lock(&inf->mu);
-            snprintf(inf->stats.last_rv, sizeof inf->stats.last_rv, "%s", rv);
-            pthread_mutex_unlock(&inf->mu);
-        }
-        if (atomic_load(&inf->stop))
+        int next = watch_once(inf, streaming, rv, sizeof rv);
+        switch (next) {
+        case W_STOP:
+            return NULL;
+        case W_REWATCH:
+            need_sync = false;
+            gr_kube_backoff_reset(&bo);
             break;
-        if (rc == GR_OK) {
-            gr_kube_backoff_reset(&bo); /* the server ended a healthy stream */
-            continue;
+        case W_RESYNC:
+            need_sync = true;
+            break;
+        case W_LIST_NOW:
+            need_sync = list_now = true;
+            break;
+        case W_BACKOFF:
+        case W_RESYNC_BACKOFF:
+            need_sync = next == W_RESYNC_BACKOFF;
+            gr_kube_sleep_ns(gr_kube_backoff_next(&bo, gr_kube_mono_ns()), &inf->stop);
+            break;
         }
-        if (rc == GR_ESTATE && gr_kube_status_is_gone(&st)) {
-            pthread_mutex_lock(&inf->mu);
-            inf->stats.gone++;
-            pthread_mutex_unlock(&inf->mu);
-            gr_log(GR_LOG_INFO, "kube", "watch expired; relisting",
-                   GR_KV_STR("resource", inf->o.gvr.resource), GR_KV_STR("error", e.msg),
-                   GR_KV_END);
-            need_list = true;
-            continue;
-        }
-        stat_err(inf, "watch failed; re-watching after backoff", &e);
-        if (rc == GR_EPARSE || rc == GR_ETOOBIG)
-            need_list = true; /* we may have lost our place in the stream */
-        gr_kube_sleep_ns(gr_kube_backoff_next(&bo, gr_kube_mono_ns()), &inf->stop);
     }
     return NULL;
 }

@@ -106,6 +106,11 @@ typedef struct gr_kube_opts {
     size_t max_response;      /* 0 = GR_KUBE_MAX_RESPONSE */
     const atomic_int *cancel; /* non-zero aborts the request (GR_ECANCELED) */
     const char *accept;       /* Accept header (NULL = application/json) */
+    /* watch: streaming list (sendInitialEvents=true; the server first sends
+     * the current state as ADDED events, then a BOOKMARK annotated
+     * k8s.io/initial-events-end: "true"). Sent with resource_version_match
+     * (client-go uses "NotOlderThan") and allow_bookmarks. */
+    bool send_initial_events;
 } gr_kube_opts;
 
 /* ---- errors ------------------------------------------------------------ */

@@ -293,6 +293,8 @@ int gr_kube_build_path(gr_buf *out, const gr_kube_gvr *gvr, const char *ns, cons
         rc = q_str(out, &sep, "watch", "1");
         if (rc == GR_OK && o && o->allow_bookmarks)
             rc = q_str(out, &sep, "allowWatchBookmarks", "true");
+        if (rc == GR_OK && o && o->send_initial_events)
+            rc = q_str(out, &sep, "sendInitialEvents", "true");
         if (rc == GR_OK)
             rc = q_long(out, &sep, "timeoutSeconds",
                         o && o->timeout_seconds > 0 ? o->timeout_seconds : 300);
@@ -307,7 +309,7 @@ int gr_kube_build_path(gr_buf *out, const gr_kube_gvr *gvr, const char *ns, cons
             rc = q_str(out, &sep, "continue", o->continue_token);
         if (rc == GR_OK)
             rc = q_str(out, &sep, "resourceVersion", o->resource_version);
-        if (rc == GR_OK && !watch)
+        if (rc == GR_OK && (!watch || o->send_initial_events))
             rc = q_str(out, &sep, "resourceVersionMatch", o->resource_version_match);
         if (rc == GR_OK)
             rc = q_str(out, &sep, "fieldManager", o->field_manager);

@@ -292,6 +292,8 @@ int gr_kube_watch(gr_kube_client *c, const gr_kube_gvr *gvr, const char *ns, con
     pq.resource_version = q.resource_version;
     pq.timeout_seconds = q.timeout_seconds;
     pq.allow_bookmarks = q.allow_bookmarks;
+    pq.send_initial_events = q.send_initial_events;
+    pq.resource_version_match = q.send_initial_events ? q.resource_version_match : NULL;
     int rc = gr_kube_build_path(&p, gvr, ns, NULL, NULL, &pq, true, err);
     if (rc != GR_OK) {
         gr_buf_free(&p);

@@ -48,6 +48,23 @@ void gr_kube_map_clear(gr_kube_map *m, void (*free_val)(void *));
  * The map must not change during iteration. */
 gr_kube_map_node *gr_kube_map_next(const gr_kube_map *m, size_t *bucket, gr_kube_map_node **node);
 
+/* The informer store's compact form of a JSON value (kube_cval.c): a
+ * tagged binary encoding (varint lengths, no quotes or separators) whose
+ * object keys are numbers into a per-store key dictionary. Encoding walks a
+ * parsed object (no text); decoding builds jansson objects directly (no
+ * lexing). The dictionary is thread-safe: encoders serialise on its mutex,
+ * decoders read without a lock. At most GR_KUBE_KEYDICT_MAX keys of at most
+ * 128 bytes are shared; others are stored inline. */
+#define GR_KUBE_KEYDICT_MAX 65536
+typedef struct gr_kube_keydict gr_kube_keydict;
+int gr_kube_keydict_new(gr_kube_keydict **out); /* GR_ENOMEM */
+void gr_kube_keydict_free(gr_kube_keydict *d);
+size_t gr_kube_keydict_len(gr_kube_keydict *d);
+/* Append v's compact form to b. GR_ENOMEM / GR_ETOOBIG (b's cap). */
+int gr_kube_cval_encode(gr_kube_keydict *d, const json_t *v, gr_buf *b);
+/* A new object from a compact form (NULL when malformed or out of memory). */
+json_t *gr_kube_cval_decode(const gr_kube_keydict *d, const void *data, size_t len);
+
 /* Clocks (the I/O layer only; pure logic takes the time as a parameter). */
 int64_t gr_kube_mono_ns(void);
 int64_t gr_kube_real_ns(void);

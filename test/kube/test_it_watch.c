@@ -1,7 +1,9 @@
 /* Integration (real kube-apiserver + etcd): an informer survives a
  * kube-apiserver restart and a forced 410 (etcd compacted while it was
  * away) and ends equal to a fresh list; an informer's cache equals a fresh
- * list after 1,000 random creates/updates/deletes.
+ * list after 1,000 random creates/updates/deletes. Each runs twice: synced
+ * by a streaming list (sendInitialEvents, the default) and by paginated
+ * LIST.
  *
  * The restart uses a PRIVATE second kube-apiserver on the shared etcd
  * (same flags as the fixture's, another port, watch cache off so watches
@@ -138,6 +140,8 @@ static int free_port(void)
 
 static int load_apiserver_argv(void)
 {
+    if (api_argv)
+        return 0; /* loaded by the first run */
     char p[4096];
     snprintf(p, sizeof p, "%s/kube-apiserver.pid", it_cluster_dir());
     FILE *f = fopen(p, "r");
@@ -296,9 +300,17 @@ static int compact_etcd(void)
     return rc;
 }
 
+static gr_kube_sync_mode streaming_mode = GR_KUBE_SYNC_AUTO;
+static gr_kube_sync_mode list_mode = GR_KUBE_SYNC_LIST;
+
+static const char *mode_name(gr_kube_sync_mode m)
+{
+    return m == GR_KUBE_SYNC_LIST ? "list" : "streaming";
+}
+
 static void test_survives_restart_and_forced_gone(void **state)
 {
-    (void)state;
+    gr_kube_sync_mode mode = *(gr_kube_sync_mode *)*state;
     assert_int_equal(load_apiserver_argv(), 0);
     gr_kube_client *pc = private_client();
     assert_non_null(pc);
@@ -311,6 +323,7 @@ static void test_survives_restart_and_forced_gone(void **state)
     o.watch_timeout_s = 60;
     o.backoff_initial_ns = 200000000LL;
     o.backoff_max_ns = 2000000000LL;
+    o.sync_mode = mode;
     gr_kube_informer *inf;
     gr_err err;
     assert_int_equal(gr_kube_informer_new(pc, &o, &inf, &err), GR_OK);
@@ -349,11 +362,16 @@ static void test_survives_restart_and_forced_gone(void **state)
     assert_true(wait_equal(gr_kube_informer_store(inf), 60));
     gr_kube_informer_stats s;
     gr_kube_informer_stats_get(inf, &s);
-    fprintf(stderr, "restart: lists=%llu watches=%llu gone=%llu errors=%llu events=%llu\n",
-            (unsigned long long)s.lists, (unsigned long long)s.watches, (unsigned long long)s.gone,
-            (unsigned long long)s.errors, (unsigned long long)s.events);
-    assert_true(s.errors >= 1); /* the outage was seen … */
-    assert_true(s.gone >= 1);   /* … and the compacted version forced a relist */
+    fprintf(stderr,
+            "restart (%s): lists=%llu streaming=%llu fallbacks=%llu watches=%llu gone=%llu "
+            "errors=%llu events=%llu\n",
+            mode_name(mode), (unsigned long long)s.lists, (unsigned long long)s.watch_lists,
+            (unsigned long long)s.list_fallbacks, (unsigned long long)s.watches,
+            (unsigned long long)s.gone, (unsigned long long)s.errors, (unsigned long long)s.events);
+    if (mode == GR_KUBE_SYNC_LIST)
+        assert_int_equal(s.watch_lists, 0); /* LIST only, as asked */
+    assert_true(s.errors >= 1);             /* the outage was seen … */
+    assert_true(s.gone >= 1);               /* … and the compacted version forced a relist */
     assert_true(s.lists >= 2);
     /* handlers saw every change exactly once: adds - deletes = cache size */
     assert_int_equal(atomic_load(&t.add) - atomic_load(&t.del),
@@ -364,17 +382,33 @@ static void test_survives_restart_and_forced_gone(void **state)
     gr_kube_informer_free(inf);
     stop_apiserver();
     gr_kube_client_free(pc);
+    for (int i = 0; i < 20; i++) { /* the next run starts from the same state */
+        snprintf(name, sizeof name, "r%d", i);
+        cm_delete(admin, name);
+        snprintf(name, sizeof name, "n%d", i);
+        cm_delete(admin, name);
+    }
+    cm_delete(admin, "after");
 }
 
 static char data_v[] = "data.v";
 
 static void test_cache_equals_list_after_1000_ops(void **state)
 {
-    (void)state;
+    gr_kube_sync_mode mode = *(gr_kube_sync_mode *)*state;
+    /* a few objects exist before the informer starts, so the sync has
+     * something to deliver */
+    char name[64], val[32];
+    for (int i = 0; i < 10; i++) {
+        snprintf(name, sizeof name, "x%d", i);
+        cm_create(admin, name, "0");
+    }
     tally t = {0};
     gr_kube_informer_opts o = {0};
     o.gvr = GR_KUBE_CONFIGMAPS;
     o.ns = ns;
+    o.sync_mode = mode;
+    o.page_size = 3; /* LIST: several pages, each applied as it arrives */
     o.handlers = (gr_kube_handlers){t_add, t_upd, t_del, &t};
     gr_kube_informer *inf;
     gr_err err;
@@ -383,8 +417,16 @@ static void test_cache_equals_list_after_1000_ops(void **state)
                      GR_OK);
     assert_int_equal(gr_kube_informer_start(inf, &err), GR_OK);
     assert_int_equal(gr_kube_informer_wait_synced(inf, 30000000000LL, &err), GR_OK);
+    assert_true(cache_equals_list(gr_kube_informer_store(inf), true));
+    gr_kube_informer_stats s0;
+    gr_kube_informer_stats_get(inf, &s0);
+    if (mode == GR_KUBE_SYNC_LIST) {
+        assert_int_equal(s0.watch_lists, 0);
+    } else { /* the fixture's kube-apiserver (1.36, watch cache on) streams */
+        assert_int_equal(s0.watch_lists, 1);
+        assert_int_equal(s0.list_fallbacks, 0);
+    }
     unsigned seed = 42;
-    char name[64], val[32];
     for (int i = 0; i < 1000; i++) {
         snprintf(name, sizeof name, "x%u", rand_r(&seed) % 60);
         snprintf(val, sizeof val, "%u", rand_r(&seed) % 5);
@@ -414,6 +456,10 @@ static void test_cache_equals_list_after_1000_ops(void **state)
     }
     json_decref(l);
     gr_kube_informer_free(inf);
+    for (int k = 0; k < 60; k++) { /* the next run starts from the same state */
+        snprintf(name, sizeof name, "x%d", k);
+        cm_delete(admin, name);
+    }
 }
 
 static int setup(void **state)
@@ -440,8 +486,10 @@ int main(void)
     if (skip)
         return skip;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_survives_restart_and_forced_gone),
-        cmocka_unit_test(test_cache_equals_list_after_1000_ops),
+        cmocka_unit_test_prestate(test_survives_restart_and_forced_gone, &streaming_mode),
+        cmocka_unit_test_prestate(test_survives_restart_and_forced_gone, &list_mode),
+        cmocka_unit_test_prestate(test_cache_equals_list_after_1000_ops, &streaming_mode),
+        cmocka_unit_test_prestate(test_cache_equals_list_after_1000_ops, &list_mode),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
