@@ -527,6 +527,7 @@ static int field_match(const char *sel, const json_t *o, bool *match, gr_err *er
 typedef struct query {
     char *label_selector, *field_selector, *resource_version;
     bool watch, bookmarks, dry_run;
+    bool send_initial; /* sendInitialEvents=true: a streaming list */
     long timeout_s;
 } query;
 
@@ -601,6 +602,8 @@ static void parse_query(const char *qs, query *q)
                 q->watch = strcmp(v, "1") == 0 || strcmp(v, "true") == 0;
             } else if (KEY("allowWatchBookmarks")) {
                 q->bookmarks = strcmp(v, "true") == 0 || strcmp(v, "1") == 0;
+            } else if (KEY("sendInitialEvents")) {
+                q->send_initial = strcmp(v, "true") == 0 || strcmp(v, "1") == 0;
             } else if (KEY("dryRun")) {
                 q->dry_run = *v != '\0';
             } else if (KEY("timeoutSeconds")) {
@@ -1353,8 +1356,12 @@ static int do_watch(gr_kube_fake *f, target *t, query *q, const gr_kube_opts *o,
     uint64_t gen = f->close_gen;
     gr_buf out = GR_BUF_INIT(GR_KUBE_FAKE_MAX_BODY * 4);
     int rc = GR_OK;
-    bool initial =
-        !q->resource_version || !*q->resource_version || strcmp(q->resource_version, "0") == 0;
+    /* A streaming list (sendInitialEvents=true, as kube-apiserver 1.36
+     * serves it) starts with the current state whatever resourceVersion was
+     * given, and ends it with a bookmark annotated
+     * k8s.io/initial-events-end: "true". */
+    bool initial = q->send_initial || !q->resource_version || !*q->resource_version ||
+                   strcmp(q->resource_version, "0") == 0;
     if (initial) {
         json_t *items = NULL;
         rc = collect(f, t->r, t->ns, q->label_selector, q->field_selector, &items, err);
@@ -1373,6 +1380,21 @@ static int do_watch(gr_kube_fake *f, target *t, query *q, const gr_kube_opts *o,
             return gr_err_set(err, rc, "watch: initial events: %s", gr_rc_name(rc));
         }
         cursor = f->rv;
+        if (q->send_initial) {
+            char av[300], rvs[32];
+            api_version_of(t->r, av, sizeof av);
+            snprintf(rvs, sizeof rvs, "%llu", (unsigned long long)cursor);
+            json_t *bm = json_pack("{s:s,s:s,s:{s:s,s:{s:s}}}", "kind", t->r->kind, "apiVersion",
+                                   av, "metadata", "resourceVersion", rvs, "annotations",
+                                   "k8s.io/initial-events-end", "true");
+            rc = bm ? emit(&out, "BOOKMARK", bm) : GR_ENOMEM;
+            json_decref(bm);
+            if (rc != GR_OK) {
+                gr_buf_free(&out);
+                return gr_err_set(err, rc, "watch: initial-events-end bookmark: %s",
+                                  gr_rc_name(rc));
+            }
+        }
     } else {
         cursor = strtoull(q->resource_version, NULL, 10);
     }

@@ -68,7 +68,8 @@ extern const gr_kube_gvr GR_KUBE_SECRETS;
 extern const gr_kube_gvr GR_KUBE_NAMESPACES;
 extern const gr_kube_gvr GR_KUBE_NODES;
 extern const gr_kube_gvr GR_KUBE_LEASES;
-extern const gr_kube_gvr GR_KUBE_EVENTS;
+extern const gr_kube_gvr GR_KUBE_EVENTS;      /* events.k8s.io/v1 */
+extern const gr_kube_gvr GR_KUBE_CORE_EVENTS; /* core v1 (what the runtime's recorder writes) */
 extern const gr_kube_gvr GR_KUBE_CRDS;
 
 typedef enum gr_kube_patch_type {

@@ -380,10 +380,10 @@ int gr_kube_event(gr_kube_events *e, const json_t *obj, const char *type, const 
         return rc;
     gr_kube_status st;
     if (create) {
-        rc = gr_kube_create(e->c, &GR_KUBE_EVENTS, ns, body, NULL, NULL, &st, err);
+        rc = gr_kube_create(e->c, &GR_KUBE_CORE_EVENTS, ns, body, NULL, NULL, &st, err);
     } else {
-        rc = gr_kube_patch(e->c, &GR_KUBE_EVENTS, ns, name, GR_KUBE_PATCH_MERGE, body, NULL, NULL,
-                           &st, err);
+        rc = gr_kube_patch(e->c, &GR_KUBE_CORE_EVENTS, ns, name, GR_KUBE_PATCH_MERGE, body, NULL,
+                           NULL, &st, err);
         if (rc == GR_ENOTFOUND) {
             /* the Event expired (TTL) or was deleted: start a new series */
             json_decref(body);
@@ -405,7 +405,7 @@ int gr_kube_event(gr_kube_events *e, const json_t *obj, const char *type, const 
             snprintf(ns, sizeof ns, "%s", e->cur_ns);
             pthread_mutex_unlock(&e->mu);
             if (rc == GR_OK)
-                rc = gr_kube_create(e->c, &GR_KUBE_EVENTS, ns, body, NULL, NULL, &st, err);
+                rc = gr_kube_create(e->c, &GR_KUBE_CORE_EVENTS, ns, body, NULL, NULL, &st, err);
         }
     }
     json_decref(body);

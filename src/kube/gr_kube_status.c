@@ -13,6 +13,7 @@ const gr_kube_gvr GR_KUBE_NAMESPACES = {"", "v1", "namespaces"};
 const gr_kube_gvr GR_KUBE_NODES = {"", "v1", "nodes"};
 const gr_kube_gvr GR_KUBE_LEASES = {"coordination.k8s.io", "v1", "leases"};
 const gr_kube_gvr GR_KUBE_EVENTS = {"events.k8s.io", "v1", "events"};
+const gr_kube_gvr GR_KUBE_CORE_EVENTS = {"", "v1", "events"};
 const gr_kube_gvr GR_KUBE_CRDS = {"apiextensions.k8s.io", "v1", "customresourcedefinitions"};
 
 static const struct {

@@ -376,7 +376,11 @@ static void test_cache_sync_gating(void **state)
     env e;
     gr_err err;
     env_init(&e, false);
-    /* the widgets LIST fails until cleared: the cache never syncs */
+    /* the widgets streaming list (a WATCH) and the LIST fallback fail until
+     * cleared: the cache never syncs */
+    assert_int_equal(gr_kube_fake_fail(e.f, "WATCH", "widgets", NULL, 1000000, 500, "InternalError",
+                                       "etcd unavailable", &err),
+                     GR_OK);
     assert_int_equal(gr_kube_fake_fail(e.f, "LIST", "widgets", NULL, 1000000, 500, "InternalError",
                                        "etcd unavailable", &err),
                      GR_OK);
@@ -386,7 +390,9 @@ static void test_cache_sync_gating(void **state)
     gr_kube_ctl_enqueue(e.ctl, "ns/g1");
     assert_int_equal(gr_kube_mgr_start(e.m, &err), GR_OK);
     /* the informer has tried (and failed) twice: still no workers, not ready */
-    WAIT_UNTIL(gr_kube_fake_count(e.f, "LIST", "widgets") >= 2);
+    WAIT_UNTIL(gr_kube_fake_count(e.f, "WATCH", "widgets") +
+                   gr_kube_fake_count(e.f, "LIST", "widgets") >=
+               2);
     char why[256];
     assert_false(gr_kube_mgr_ready(e.m, why, sizeof why));
     assert_non_null(strstr(why, "has not synced"));
@@ -513,8 +519,9 @@ static void test_shared_informer_fanout(void **state)
                      GR_OK);
     json_decref(cm);
     WAIT_UNTIL(atomic_load(&r1.n) >= 1 && atomic_load(&r2.n) >= 1);
+    /* one streaming list (a WATCH with sendInitialEvents), no LIST */
     assert_int_equal(gr_kube_fake_count(e.f, "WATCH", "configmaps"), 1);
-    assert_int_equal(gr_kube_fake_count(e.f, "LIST", "configmaps"), 1);
+    assert_int_equal(gr_kube_fake_count(e.f, "LIST", "configmaps"), 0);
     WAIT_UNTIL(index_count(a, "app", "web") == 1);
     env_free(&e);
 }
@@ -855,7 +862,7 @@ static void test_events(void **state)
     assert_int_equal(gr_kube_event(ev, obj, "Warning", "Broken", "it broke", &err), GR_OK);
     assert_int_equal(gr_kube_event(ev, obj, "Warning", "Broken", "it broke", &err), GR_OK);
     assert_int_equal(gr_kube_event(ev, obj, "Normal", "Fixed", "it works", &err), GR_OK);
-    json_t *all = gr_kube_fake_list(f, &GR_KUBE_EVENTS, "ns");
+    json_t *all = gr_kube_fake_list(f, &GR_KUBE_CORE_EVENTS, "ns");
     assert_int_equal(json_array_size(all), 2);
     json_t *e;
     size_t i;
@@ -876,12 +883,12 @@ static void test_events(void **state)
     assert_true(saw2);
     json_decref(all);
     /* an expired Event: the next repeat starts a new one */
-    json_t *evs = gr_kube_fake_list(f, &GR_KUBE_EVENTS, "ns");
+    json_t *evs = gr_kube_fake_list(f, &GR_KUBE_CORE_EVENTS, "ns");
     json_array_foreach(evs, i, e) gr_kube_delete(
-        c, &GR_KUBE_EVENTS, "ns", gr_kube_obj_meta(e, "name"), NULL, NULL, NULL, NULL);
+        c, &GR_KUBE_CORE_EVENTS, "ns", gr_kube_obj_meta(e, "name"), NULL, NULL, NULL, NULL);
     json_decref(evs);
     assert_int_equal(gr_kube_event(ev, obj, "Warning", "Broken", "it broke", &err), GR_OK);
-    all = gr_kube_fake_list(f, &GR_KUBE_EVENTS, "ns");
+    all = gr_kube_fake_list(f, &GR_KUBE_CORE_EVENTS, "ns");
     assert_int_equal(json_array_size(all), 1);
     json_decref(all);
     /* messages are capped at 1024 bytes with the suffix, on a UTF-8 boundary */
