@@ -183,18 +183,37 @@ static void count(gr_casync *s, uint64_t *field)
  * on its resourceVersion). */
 static int rewrite(gr_casync *s, json_t *cm, const char *ns, const char *ca, gr_err *err)
 {
-    int rc = gr_casync_make_desired(cm, ca, err);
-    if (rc != GR_OK)
-        return rc;
-    json_object_set_new(cm, "apiVersion", json_string("v1"));
-    json_object_set_new(cm, "kind", json_string("ConfigMap"));
-    gr_kube_status st;
-    rc = gr_kube_update(s->kc, &GR_KUBE_CONFIGMAPS, ns, cm, NULL, NULL, &st, err);
-    if (rc == GR_OK) {
-        count(s, &s->st.updated);
-        gr_log(GR_LOG_INFO, MOD, "updated CA bundle ConfigMap", GR_KV_STR("namespace", ns),
-               GR_KV_STR("configMap", GR_CASYNC_CM_NAME), GR_KV_END);
+    /* A 409 means someone wrote the copy since we read it (a user, or this
+     * process's ticker and controller at the same time): read it again and
+     * rewrite it only if it still differs, a few times, so a tick that
+     * returns GR_OK has converged (issue 14). */
+    json_t *cur = json_incref(cm);
+    int rc = GR_OK;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        if ((rc = gr_casync_make_desired(cur, ca, err)) != GR_OK)
+            break;
+        json_object_set_new(cur, "apiVersion", json_string("v1"));
+        json_object_set_new(cur, "kind", json_string("ConfigMap"));
+        gr_kube_status st;
+        rc = gr_kube_update(s->kc, &GR_KUBE_CONFIGMAPS, ns, cur, NULL, NULL, &st, err);
+        if (rc == GR_OK) {
+            count(s, &s->st.updated);
+            gr_log(GR_LOG_INFO, MOD, "updated CA bundle ConfigMap", GR_KV_STR("namespace", ns),
+                   GR_KV_STR("configMap", GR_CASYNC_CM_NAME), GR_KV_END);
+            break;
+        }
+        if (rc != GR_ECONFLICT)
+            break;
+        json_decref(cur);
+        cur = NULL;
+        if ((rc = gr_kube_get(s->kc, &GR_KUBE_CONFIGMAPS, ns, GR_CASYNC_CM_NAME, NULL, &cur, &st,
+                              err)) != GR_OK)
+            break;
+        if (!gr_casync_needs_update(cur, ca))
+            break; /* the other writer already made it right */
+        rc = GR_ECONFLICT;
     }
+    json_decref(cur);
     return rc;
 }
 
