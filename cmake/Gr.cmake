@@ -188,17 +188,33 @@ function(gr_add_script_test name)
   gr_test_properties(${name} LABELS ${A_LABELS} ENV ${A_ENV} TIMEOUT ${A_TIMEOUT})
 endfunction()
 
+# Integration tests wait for the control plane; on a loaded machine that takes
+# longer. GR_TEST_TIMEOUT_SCALE (an integer >= 1) multiplies their CTest
+# TIMEOUT and reaches them as the environment variable of the same name, which
+# scales every wait inside (test/harness/gr_test_scale.h; the load average
+# scales them further). Left at 1, a GR_TEST_TIMEOUT_SCALE in ctest's own
+# environment still reaches the tests.
+set(GR_TEST_TIMEOUT_SCALE 1 CACHE STRING
+    "Multiplier (integer >= 1) for integration-test waits and CTest timeouts")
+if(NOT GR_TEST_TIMEOUT_SCALE MATCHES "^[1-9][0-9]*$")
+  message(FATAL_ERROR "GR_TEST_TIMEOUT_SCALE: \"${GR_TEST_TIMEOUT_SCALE}\" is not an integer >= 1")
+endif()
+
 function(gr_test_properties name)
   cmake_parse_arguments(A "" "TIMEOUT" "LABELS;ENV" ${ARGN})
   set(env ${A_ENV} "GR_SOURCE_DIR=${PROJECT_SOURCE_DIR}" "GR_BINARY_DIR=${PROJECT_BINARY_DIR}"
       "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0"
       "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+  if(NOT A_TIMEOUT)
+    set(A_TIMEOUT 300)
+  endif()
   if("integration" IN_LIST A_LABELS)
     list(APPEND env "GR_CLUSTER_DIR=${GR_CLUSTER_DIR}")
     set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED gr_cluster)
-  endif()
-  if(NOT A_TIMEOUT)
-    set(A_TIMEOUT 300)
+    if(NOT GR_TEST_TIMEOUT_SCALE EQUAL 1)
+      list(APPEND env "GR_TEST_TIMEOUT_SCALE=${GR_TEST_TIMEOUT_SCALE}")
+      math(EXPR A_TIMEOUT "${A_TIMEOUT} * ${GR_TEST_TIMEOUT_SCALE}")
+    endif()
   endif()
   set_tests_properties(${name} PROPERTIES LABELS "${A_LABELS}" ENVIRONMENT "${env}"
                        TIMEOUT ${A_TIMEOUT} SKIP_RETURN_CODE 77)

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -131,6 +132,22 @@ static json_t *utf8_lossy(const char *s)
     return v;
 }
 
+/* The members gr_log() writes itself; attributes never replace them. */
+static const char *const envelope_keys[] = {"time", "level", "msg", "module", "version"};
+
+/* `k`, or GR_LOG_COLLISION_PREFIX + k (in `buf`) when k names an envelope
+ * member. Envelope keys are short, so `buf` always fits. */
+static const char *attr_key(const char *k, char *buf, size_t n)
+{
+    for (size_t i = 0; i < sizeof envelope_keys / sizeof envelope_keys[0]; i++) {
+        if (strcmp(k, envelope_keys[i]) == 0) {
+            snprintf(buf, n, "%s%s", GR_LOG_COLLISION_PREFIX, k);
+            return buf;
+        }
+    }
+    return k;
+}
+
 void gr_log(gr_log_level level, const char *module, const char *msg, ...)
 {
     if (!gr_log_enabled(level))
@@ -179,16 +196,17 @@ void gr_log(gr_log_level level, const char *module, const char *msg, ...)
             ok = false; /* ENOMEM; keep reading so va_arg stays in step */
         else if (!k)
             json_decref(v);
-        else if (json_object_set_new(o, k, v) != 0)
-            ok = false;
+        else {
+            char kbuf[32];
+            if (json_object_set_new(o, attr_key(k, kbuf, sizeof kbuf), v) != 0)
+                ok = false;
+        }
     }
 done:
     va_end(ap);
     /* Attributes come right after msg, as slog writes them; then ours. */
-    if (ok && !json_object_get(o, "module"))
-        ok = json_object_set_new(o, "module", json_string(module ? module : "")) == 0;
-    if (ok && !json_object_get(o, "version"))
-        ok = json_object_set_new(o, "version", json_string(log_version)) == 0;
+    ok = ok && json_object_set_new(o, "module", json_string(module ? module : "")) == 0;
+    ok = ok && json_object_set_new(o, "version", json_string(log_version)) == 0;
     char *line = ok ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
     if (line) {

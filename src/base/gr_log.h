@@ -15,6 +15,14 @@
  *   gr_log(GR_LOG_INFO, "webhook", "injected",
  *          GR_KV_STR("pod", name), GR_KV_INT("count", n), GR_KV_END);
  *
+ * Attribute keys never replace the envelope. A key equal to one of the
+ * envelope keys "time", "level", "msg", "module" or "version" is written with
+ * the prefix "fields." ("level" -> "fields.level", logrus' rule), in its place
+ * among the attributes, so consumers that filter on the envelope see the real
+ * level. Callers should still pick clear keys ("diag_level"); the rename is
+ * the safety net. Any other repeated key: the last value wins, in the
+ * position of the first.
+ *
  * Each line is written with a single write(2) so lines from concurrent threads
  * or processes do not interleave. Thread-safe. Never fails the caller: a line
  * that cannot be built is dropped. Keys and string values are copied; nothing
@@ -61,6 +69,10 @@ int gr_log_enabled(gr_log_level level);
 
 /* Redirect output to another file descriptor (tests); -1 restores stderr. */
 void gr_log_set_fd(int fd);
+
+/* The prefix gr_log() puts before an attribute key that names an envelope
+ * member (see above). */
+#define GR_LOG_COLLISION_PREFIX "fields."
 
 void gr_log(gr_log_level level, const char *module, const char *msg, ...);
 

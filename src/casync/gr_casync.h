@@ -158,7 +158,10 @@ int gr_casync_ensure(gr_casync *s, const char *ns, gr_err *err);
 /* One tick now (what the ticker thread does every tick_ns): re-read the CA
  * file; on error log it, count it and return it (copies untouched);
  * otherwise rewrite every labelled copy that differs and ensure the failed
- * and missing namespaces (PF-174). Returns the first error. */
+ * and missing namespaces (PF-174). A write that hits 409 Conflict is retried
+ * after re-reading the copy. Ticks are serialized (a call made while the
+ * ticker thread ticks waits for it). GR_OK only when every copy it saw or
+ * ensured is the desired one; otherwise the first error. */
 int gr_casync_tick(gr_casync *s, gr_err *err);
 
 /* Stop the ticker, informer and workers (idempotent). */

@@ -36,11 +36,12 @@ struct gr_casync {
     int workers;
 
     pthread_mutex_t mu;
-    pthread_cond_t cv; /* CLOCK_MONOTONIC; signalled on stop */
-    char *ca;          /* current CA text (owned) */
-    uint64_t gen;      /* bumped on every CA change */
-    strset ok;         /* namespaces verified for `gen` */
-    strset failed;     /* namespaces to retry on the next tick */
+    pthread_mutex_t tick_mu; /* one tick at a time (ticker thread vs. gr_casync_tick) */
+    pthread_cond_t cv;       /* CLOCK_MONOTONIC; signalled on stop */
+    char *ca;                /* current CA text (owned) */
+    uint64_t gen;            /* bumped on every CA change */
+    strset ok;               /* namespaces verified for `gen` */
+    strset failed;           /* namespaces to retry on the next tick */
     gr_casync_stats st;
     bool stopping;
 
@@ -179,41 +180,43 @@ static void count(gr_casync *s, uint64_t *field)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* gr_kube_update_retry() mutation: the freshly read copy into the desired
+ * one, or GR_ECANCELED when it already is (another writer got there). */
+static int mutate_desired(json_t *obj, void *ctx, gr_err *err)
+{
+    const char *ca = *(const char **)ctx;
+    if (!gr_casync_needs_update(obj, ca))
+        return GR_ECANCELED;
+    return gr_casync_make_desired(obj, ca, err);
+}
+
 /* Rewrite `cm` (as read) into the desired copy and PUT it (compare-and-swap
- * on its resourceVersion). */
+ * on its resourceVersion). On 409 Conflict (the copy changed since it was
+ * read: the ticker and an explicit tick, an admission, a user or a second
+ * replica wrote it) re-read it and rewrite it only while it still differs
+ * (client-go RetryOnConflict); GR_OK only when the copy is now the desired
+ * one, an error when it did not converge. */
 static int rewrite(gr_casync *s, json_t *cm, const char *ns, const char *ca, gr_err *err)
 {
-    /* A 409 means someone wrote the copy since we read it (a user, or this
-     * process's ticker and controller at the same time): read it again and
-     * rewrite it only if it still differs, a few times, so a tick that
-     * returns GR_OK has converged (issue 14). */
-    json_t *cur = json_incref(cm);
-    int rc = GR_OK;
-    for (int attempt = 0; attempt < 4; attempt++) {
-        if ((rc = gr_casync_make_desired(cur, ca, err)) != GR_OK)
-            break;
-        json_object_set_new(cur, "apiVersion", json_string("v1"));
-        json_object_set_new(cur, "kind", json_string("ConfigMap"));
-        gr_kube_status st;
-        rc = gr_kube_update(s->kc, &GR_KUBE_CONFIGMAPS, ns, cur, NULL, NULL, &st, err);
-        if (rc == GR_OK) {
-            count(s, &s->st.updated);
-            gr_log(GR_LOG_INFO, MOD, "updated CA bundle ConfigMap", GR_KV_STR("namespace", ns),
-                   GR_KV_STR("configMap", GR_CASYNC_CM_NAME), GR_KV_END);
-            break;
-        }
-        if (rc != GR_ECONFLICT)
-            break;
-        json_decref(cur);
-        cur = NULL;
-        if ((rc = gr_kube_get(s->kc, &GR_KUBE_CONFIGMAPS, ns, GR_CASYNC_CM_NAME, NULL, &cur, &st,
-                              err)) != GR_OK)
-            break;
-        if (!gr_casync_needs_update(cur, ca))
-            break; /* the other writer already made it right */
-        rc = GR_ECONFLICT;
+    int rc = gr_casync_make_desired(cm, ca, err);
+    if (rc != GR_OK)
+        return rc;
+    json_object_set_new(cm, "apiVersion", json_string("v1"));
+    json_object_set_new(cm, "kind", json_string("ConfigMap"));
+    gr_kube_status st;
+    rc = gr_kube_update(s->kc, &GR_KUBE_CONFIGMAPS, ns, cm, NULL, NULL, &st, err);
+    if (rc == GR_ECONFLICT && st.reason == GR_KUBE_REASON_CONFLICT) {
+        int writes = 0;
+        rc = gr_kube_update_retry(s->kc, &GR_KUBE_CONFIGMAPS, ns, GR_CASYNC_CM_NAME, NULL,
+                                  mutate_desired, &ca, NULL, &writes, &st, err);
+        if (rc == GR_OK && writes == 0)
+            return GR_OK; /* already the desired copy: converged, nothing written */
     }
-    json_decref(cur);
+    if (rc == GR_OK) {
+        count(s, &s->st.updated);
+        gr_log(GR_LOG_INFO, MOD, "updated CA bundle ConfigMap", GR_KV_STR("namespace", ns),
+               GR_KV_STR("configMap", GR_CASYNC_CM_NAME), GR_KV_END);
+    }
     return rc;
 }
 
@@ -325,7 +328,19 @@ static bool namespace_listed(const json_t *nsset, const char *ns)
     return json_object_get(nsset, ns) != NULL;
 }
 
+static int tick_locked(gr_casync *s, gr_err *err);
+
+/* Ticks are serialized: a tick that starts while another runs waits for it,
+ * so two ticks never write copies from different CA snapshots at once. */
 int gr_casync_tick(gr_casync *s, gr_err *err)
+{
+    pthread_mutex_lock(&s->tick_mu);
+    int rc = tick_locked(s, err);
+    pthread_mutex_unlock(&s->tick_mu);
+    return rc;
+}
+
+static int tick_locked(gr_casync *s, gr_err *err)
 {
     gr_err e;
     int first = GR_OK;
@@ -539,6 +554,7 @@ int gr_casync_new(const gr_casync_opts *o, gr_casync **out, gr_err *err)
     s->tick_ns = o->tick_ns > 0 ? o->tick_ns : GR_CASYNC_DEFAULT_TICK_NS;
     s->workers = o->workers > 0 ? o->workers : 2;
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->tick_mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -687,6 +703,7 @@ void gr_casync_free(gr_casync *s)
         return;
     gr_casync_stop(s);
     pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->tick_mu);
     pthread_mutex_destroy(&s->mu);
     set_free(&s->ok);
     set_free(&s->failed);

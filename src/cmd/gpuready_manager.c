@@ -21,6 +21,7 @@
 #include "gr_duration.h"
 #include "gr_err.h"
 #include "gr_kube_config.h"
+#include "gr_measure_ctl.h"
 #include "gr_kube_mgr.h"
 #include "gr_kube_probe.h"
 #include "gr_kube_rest.h"
@@ -336,9 +337,10 @@ static void identity(char *out, size_t n)
  * None exists yet (issue 14 delivers the runtime and the binary). */
 static int register_controllers(gr_kube_mgr *m, const flags *f, gr_err *err)
 {
-    (void)m;
-    (void)f;
-    (void)err;
+    /* --- measurements (issue 18): GoodputMeasurement, BandwidthMeasurement */
+    if (gr_measure_ctl_register(m, (int)f->measurement_max_concurrent, err) != GR_OK) {
+        return err ? err->code : GR_EINVAL;
+    }
     return GR_OK;
 }
 

@@ -259,7 +259,7 @@ int main(void)
         report(pub, &events[i], &cfg);
     gr_log(fatal ? GR_LOG_ERROR : GR_LOG_INFO, MOD, "diagnostic finished",
            GR_KV_INT("events", (long long)nev), GR_KV_BOOL("fatal", fatal),
-           GR_KV_INT("level", cfg.level), GR_KV_END);
+           GR_KV_INT("diag_level", cfg.level), GR_KV_END);
     gr_health_publisher_free(pub);
     return gr_checks_finish(MOD, fatal ? GR_CHECKS_EXIT_FAIL : GR_CHECKS_EXIT_OK, cfg.strategy);
 }

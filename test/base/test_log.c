@@ -114,6 +114,58 @@ static void test_invalid_utf8_value(void **state)
     json_decref(o);
 }
 
+static void emit_collisions(void)
+{
+    gr_log(GR_LOG_WARN, "dcgm", "diagnostic finished", GR_KV_INT("events", 2),
+           GR_KV_INT("level", 1), GR_KV_STR("time", "t"), GR_KV_STR("msg", "m"),
+           GR_KV_STR("module", "other"), GR_KV_STR("version", "9"), GR_KV_BOOL("levels", 1),
+           GR_KV_END);
+}
+
+/* Attribute keys that name an envelope member ("level" was the DCGM diag level
+ * in preflight-dcgm-diag's "diagnostic finished" line) are written as
+ * "fields.<key>"; the envelope keeps the real level, message, module and
+ * version, and no key appears twice. Checked on the raw bytes for order. */
+static void test_envelope_collision(void **state)
+{
+    (void)state;
+    gr_log_set_level(GR_LOG_INFO);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    gr_log_set_fd(fds[1]);
+    emit_collisions();
+    gr_log_set_fd(-1);
+    close(fds[1]);
+    char buf[1024];
+    ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    close(fds[0]);
+    assert_true(n > 0);
+    buf[n] = '\0';
+    json_error_t je;
+    json_t *o = json_loads(buf, JSON_REJECT_DUPLICATES, &je);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "level")), "WARN");
+    assert_string_equal(json_string_value(json_object_get(o, "msg")), "diagnostic finished");
+    assert_string_equal(json_string_value(json_object_get(o, "module")), "dcgm");
+    assert_string_equal(json_string_value(json_object_get(o, "version")), GR_VERSION);
+    assert_int_equal(strlen(json_string_value(json_object_get(o, "time"))), 24);
+    assert_int_equal(json_integer_value(json_object_get(o, "fields.level")), 1);
+    assert_string_equal(json_string_value(json_object_get(o, "fields.time")), "t");
+    assert_string_equal(json_string_value(json_object_get(o, "fields.msg")), "m");
+    assert_string_equal(json_string_value(json_object_get(o, "fields.module")), "other");
+    assert_string_equal(json_string_value(json_object_get(o, "fields.version")), "9");
+    assert_true(json_is_true(json_object_get(o, "levels"))); /* only exact names are renamed */
+    assert_null(json_object_get(o, "fields.levels"));
+    assert_null(json_object_get(o, "fields.events"));
+    json_decref(o);
+    /* The renamed attributes stay in call order among the others, after msg. */
+    assert_non_null(
+        strstr(buf, "\"msg\":\"diagnostic finished\",\"events\":2,\"fields.level\":1,"
+                    "\"fields.time\":\"t\",\"fields.msg\":\"m\",\"fields.module\":"
+                    "\"other\",\"fields.version\":\"9\",\"levels\":true,\"module\":\"dcgm\""));
+    assert_null(strstr(buf, "\"level\":1"));
+}
+
 static void test_level_filter(void **state)
 {
     (void)state;
@@ -146,7 +198,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_line_shape),         cmocka_unit_test(test_slog_order),
         cmocka_unit_test(test_invalid_utf8_value), cmocka_unit_test(test_level_filter),
-        cmocka_unit_test(test_env_level),
+        cmocka_unit_test(test_env_level),          cmocka_unit_test(test_envelope_collision),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,15 +54,40 @@ static bool copy_is(gr_kube_client *kc, const char *ns, const char *want)
     return ok;
 }
 
-/* Poll (no timing assertion: a generous deadline only bounds a hang). */
+/* Poll (no timing assertion: a generous deadline, 60 s scaled to load by
+ * gr_test_scale.h, only bounds a hang). */
 static bool wait_copy(gr_kube_client *kc, const char *ns, const char *want)
 {
-    for (int i = 0; i < 600; i++) {
+    int tries = gr_test_scaled_tries(60, 100);
+    for (int i = 0; i < tries; i++) {
         if (copy_is(kc, ns, want))
             return true;
         usleep(100 * 1000);
     }
     return false;
+}
+
+/* Overwrite the copy's data behind the sync's back (a user edit). */
+static void tamper(gr_kube_client *kc, const char *ns)
+{
+    json_t *p = json_pack("{s:{s:s}}", "data", "ca.crt", "tampered");
+    assert_int_equal(gr_kube_patch(kc, &GR_KUBE_CONFIGMAPS, ns, GR_CASYNC_CM_NAME,
+                                   GR_KUBE_PATCH_MERGE, p, NULL, NULL, NULL, NULL),
+                     GR_OK);
+    json_decref(p);
+}
+
+typedef struct tick_job {
+    gr_casync *s;
+    int rc;
+    gr_err err;
+} tick_job;
+
+static void *tick_thread(void *arg)
+{
+    tick_job *j = arg;
+    j->rc = gr_casync_tick(j->s, &j->err);
+    return NULL;
 }
 
 static void label_ns(gr_harness_cluster *c, const char *ns, const char *label)
@@ -141,7 +167,9 @@ static void test_casync_cluster(void **state)
     /* PF-174: a rotated CA: one tick rewrites every copy (the direct tick
      * is deterministic; the ticker thread may have done it already). */
     write_file(ca_file, CA2);
-    gr_casync_tick(s, &err);
+    /* The ticker thread ticks too (every 300 ms): a tick that races it must
+     * still converge (409 Conflict re-read and retried) and say so. */
+    assert_int_equal(gr_casync_tick(s, &err), GR_OK);
     assert_true(copy_is(kc, ns_pre, CA2));
     assert_true(copy_is(kc, ns_late, CA2));
     assert_true(copy_is(kc, ns_adm, CA2));
@@ -158,11 +186,19 @@ static void test_casync_cluster(void **state)
     assert_non_null(strstr(err.msg, "CA file is empty"));
     write_file(ca_file, " \n\t\n");
     assert_int_equal(gr_casync_tick(s, &err), GR_EINVAL);
-    usleep(1000 * 1000); /* let the ticker run on the bad file too */
+    /* Let the ticker run on the bad file too: wait (bounded, scaled to load)
+     * for one more CA error than the two explicit ticks made. */
+    int tries = gr_test_scaled_tries(60, 100);
+    for (int i = 0; i < tries; i++) {
+        gr_casync_stats_get(s, &st1);
+        if (st1.ca_errors >= st0.ca_errors + 3)
+            break;
+        usleep(100 * 1000);
+    }
     assert_true(copy_is(kc, ns_pre, CA1));
     assert_true(copy_is(kc, ns_adm, CA1));
     gr_casync_stats_get(s, &st1);
-    assert_true(st1.ca_errors >= st0.ca_errors + 2);
+    assert_true(st1.ca_errors >= st0.ca_errors + 3);
     assert_int_equal(st1.updated, st0.updated);
     write_file(ca_file, CA1);
 
@@ -181,6 +217,31 @@ static void test_casync_cluster(void **state)
         gr_harness_kubectl(c, &r, "-n", ns_pre, "delete", "configmap", GR_CASYNC_CM_NAME, NULL), 0);
     gr_harness_result_free(&r);
     assert_true(wait_copy(kc, ns_pre, CA1));
+
+    /* Two replicas (a second sync on the same selector) and the ticker thread
+     * rewrite the same tampered copies at once: their PUTs conflict (409).
+     * Every tick must still converge, re-reading and retrying, and say so;
+     * before issue 14 a conflicting tick returned the 409 ("retrying next
+     * tick") or, racing, reported success with the copy not yet restored. */
+    gr_casync *s2 = NULL;
+    assert_int_equal(gr_casync_new(&o, &s2, &err), GR_OK);
+    const char *all[] = {ns_pre, ns_late, ns_adm};
+    for (int round = 0; round < 10; round++) {
+        for (int i = 0; i < 3; i++)
+            tamper(kc, all[i]);
+        tick_job j1 = {.s = s}, j2 = {.s = s2};
+        pthread_t t1, t2;
+        assert_int_equal(pthread_create(&t1, NULL, tick_thread, &j1), 0);
+        assert_int_equal(pthread_create(&t2, NULL, tick_thread, &j2), 0);
+        pthread_join(t1, NULL);
+        pthread_join(t2, NULL);
+        if (j1.rc != GR_OK || j2.rc != GR_OK)
+            fail_msg("round %d: tick returned %d (%s) and %d (%s)", round, j1.rc,
+                     j1.rc ? j1.err.msg : "", j2.rc, j2.rc ? j2.err.msg : "");
+        for (int i = 0; i < 3; i++)
+            assert_true(copy_is(kc, all[i], CA1));
+    }
+    gr_casync_free(s2);
 
     /* Ensure in a namespace that does not exist fails and is not retried. */
     assert_int_equal(gr_casync_ensure(s, "casync-no-such-ns-xyz", &err), GR_ENOTFOUND);

@@ -170,6 +170,8 @@ check '[ $RC = 1 ]' "exit $RC"
 check '[ "$(ev .checkName)" = DcgmDiagnosticNvlinkBandwidth ] && [ "$(ev .isFatal)" = true ] && [ "$(ev .recommendedAction)" = RESTART_VM ] && [ "$(ev .errorCode[0])" = DCGM_FR_NVLINK_DOWN ]' "$(events)"
 check '[ "$(ev .message)" = "NVLink 2 is down" ]' "DCGM message"
 check '[ "$(jq -r "select(.call==\"dcgm_run_diag\").level" $GLOG)" = 3 ]' "level 3"
+# The diag level is its own key; the log level stays the log level (issue 14).
+check 'grep "\"diagnostic finished\"" $LOG | jq -e "select(.level == \"ERROR\" and .diag_level == 3)" >/dev/null' "diagnostic finished line: $(grep '"diagnostic finished"' $LOG)"
 
 CASE="dcgm non-fatal findings exit 0 (PF-251, PF-252, PF-255, PF-222)"
 start_peer

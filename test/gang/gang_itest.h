@@ -199,12 +199,14 @@ static const char *cm_data(const json_t *cm, const char *key)
     return json_string_value(json_object_get(json_object_get(cm, "data"), key));
 }
 
-/* Poll until data[key] == want; returns the ConfigMap (caller decrefs). */
+/* Poll until data[key] == want; returns the ConfigMap (caller decrefs).
+ * timeout_s only bounds a hang; it is scaled to load (gr_test_scale.h). */
 __attribute__((unused)) static json_t *wait_cm_data(genv *g, const char *ns, const char *cm,
                                                     const char *key, const char *want,
                                                     int timeout_s)
 {
-    for (int i = 0; i < timeout_s * 10; i++) {
+    int tries = gr_test_scaled_tries(timeout_s, 100);
+    for (int i = 0; i < tries; i++) {
         json_t *o = get_cm(g, ns, cm);
         const char *v = o ? cm_data(o, key) : NULL;
         if (v && strcmp(v, want) == 0)

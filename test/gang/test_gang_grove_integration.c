@@ -199,7 +199,9 @@ static void test_grove_gangs(void **state)
     o = wait_cm_data(&g, ns, cm, "expected_count", "3", 60); /* PF-147: sum of minReplicas */
     json_decref(o);
     char *pg_uid = uid_of(&g, &PODGANG, ns, "disagg-0");
-    for (int i = 0; i < 100; i++) { /* the owner is added in the same reconcile or the next */
+    /* the owner is added in the same reconcile or the next (10 s, scaled) */
+    int tries = gr_test_scaled_tries(10, 100);
+    for (int i = 0; i < tries; i++) {
         o = get_cm(&g, ns, cm);
         if (owner_kind(o))
             break;
@@ -253,7 +255,11 @@ static void test_grove_gangs(void **state)
     json_decref(o);
 
     /* Deleting the PodCliqueSet takes its PodGangs and, through them, the
-     * gang ConfigMaps (two levels of garbage collection). */
+     * gang ConfigMaps (two levels of garbage collection). The garbage
+     * collector learns about the Grove CRDs at its next discovery resync
+     * (every 30 s) and pauses while any CRD's informer syncs (other tests
+     * create CRDs), so each level can take a minute or more under load: the
+     * deadlines are generous and scaled to load (gr_harness_wait). */
     gr_harness_result r;
     if (t->cluster.controller_manager) {
         assert_int_equal(gr_harness_kubectl(&t->cluster, &r, "-n", ns, "delete", "pods", "--all",
@@ -266,10 +272,19 @@ static void test_grove_gangs(void **state)
                          0);
         gr_harness_result_free(&r);
         char res[300];
+        /* level 1: the PodGangs (owned by the PodCliqueSet) */
+        assert_int_equal(
+            gr_harness_wait(&t->cluster, ns, "podgangs.scheduler.grove.io/disagg-0", "delete", 240),
+            0);
+        assert_int_equal(gr_harness_wait(&t->cluster, ns,
+                                         "podgangs.scheduler.grove.io/disagg-0-prefill-1", "delete",
+                                         240),
+                         0);
+        /* level 2: the gang ConfigMaps (owned by the PodGangs) */
         snprintf(res, sizeof res, "configmap/%s", cm);
-        assert_int_equal(gr_harness_wait(&t->cluster, ns, res, "delete", 120), 0);
+        assert_int_equal(gr_harness_wait(&t->cluster, ns, res, "delete", 240), 0);
         snprintf(res, sizeof res, "configmap/%s", cm2);
-        assert_int_equal(gr_harness_wait(&t->cluster, ns, res, "delete", 120), 0);
+        assert_int_equal(gr_harness_wait(&t->cluster, ns, res, "delete", 240), 0);
         /* the topology ConfigMap is per namespace, not per gang: it stays */
         topo = get_cm(&g, ns, "preflight-nccl-topo");
         assert_non_null(topo);

@@ -369,7 +369,12 @@ static int run_capture(const char *const *argv, const char *cache_dir, const cha
         set_nonblock(in[1]);
     }
     sbuf bo = {0}, be = {0};
-    double deadline = now_s() + (timeout_s > 0 ? timeout_s : GR_HARNESS_CMD_TIMEOUT);
+    /* The caller's timeout is already scaled (gr_harness_wait); the default
+     * one is scaled here. */
+    if (timeout_s <= 0) {
+        timeout_s = gr_test_scaled_s(GR_HARNESS_CMD_TIMEOUT);
+    }
+    double deadline = now_s() + timeout_s;
     bool out_open = true, err_open = true;
     void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
     while (out_open || err_open) {
@@ -444,7 +449,7 @@ static int run_capture(const char *const *argv, const char *cache_dir, const cha
     r->err = sbuf_take(&be, &r->err_len);
     if (r->timed_out) {
         r->status = -1;
-        say("timed out after %ds:", timeout_s > 0 ? timeout_s : GR_HARNESS_CMD_TIMEOUT);
+        say("timed out after %ds:", timeout_s);
         print_cmdline(argv);
         return -1;
     }
@@ -600,7 +605,8 @@ int gr_harness_ns_create(const gr_harness_cluster *c, const char *prefix, char *
     if (c->controller_manager) {
         /* Pods need the namespace's default service account, which the
          * controller manager creates asynchronously. */
-        double deadline = now_s() + 30;
+        int limit_s = gr_test_scaled_s(30);
+        double deadline = now_s() + limit_s;
         for (;;) {
             rc = gr_harness_kubectl(c, &r, "get", "serviceaccount", "default", "-n", name, "-o",
                                     "name", NULL);
@@ -609,7 +615,7 @@ int gr_harness_ns_create(const gr_harness_cluster *c, const char *prefix, char *
                 break;
             }
             if (now_s() > deadline) {
-                say("namespace %s: default service account not created within 30s", name);
+                say("namespace %s: default service account not created within %ds", name, limit_s);
                 return -1;
             }
             sleep_ms(100);
@@ -803,6 +809,7 @@ int gr_harness_wait(const gr_harness_cluster *c, const char *ns, const char *res
     if (timeout_s <= 0) {
         timeout_s = GR_HARNESS_CMD_TIMEOUT;
     }
+    timeout_s = gr_test_scaled_s(timeout_s); /* gr_test_scale.h: scaled to load */
     char forarg[1024], toarg[32];
     if (fmt_str(forarg, sizeof forarg, "--for=%s", for_expr) != 0) {
         say("--for expression too long");
@@ -888,6 +895,7 @@ int gr_harness_wait_jsonpath(const gr_harness_cluster *c, const char *ns, const 
     if (timeout_s <= 0) {
         timeout_s = GR_HARNESS_CMD_TIMEOUT;
     }
+    timeout_s = gr_test_scaled_s(timeout_s); /* gr_test_scale.h: scaled to load */
     double deadline = now_s() + timeout_s;
     char *last = NULL;
     for (;;) {

@@ -28,12 +28,16 @@
  *   GR_SOURCE_DIR        repository root; relative fixture paths resolve against it
  *   GR_HARNESS_KEEP_NS   1: do not delete test namespaces (debugging)
  *   GR_HARNESS_VERBOSE   1: echo every kubectl command line to stderr
+ *   GR_TEST_TIMEOUT_SCALE  multiplier for every wait and kubectl timeout, on
+ *                        top of the load factor (gr_test_scale.h)
  */
 #ifndef GR_HARNESS_H
 #define GR_HARNESS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "gr_test_scale.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -120,6 +124,8 @@ int gr_harness_apply_file(const gr_harness_cluster *c, const char *ns, const cha
 int gr_harness_apply_yaml(const gr_harness_cluster *c, const char *ns, const char *yaml);
 
 /* kubectl wait --for=<for_expr> resource [-n ns] --timeout=<timeout_s>s.
+ * Every timeout_s of the harness (and kubectl's default) is multiplied by
+ * gr_test_timeout_scale() (gr_test_scale.h).
  * for_expr: "condition=Ready", "jsonpath={.status.phase}=Running", "delete",
  * "create". On failure prints the object and returns -1. */
 int gr_harness_wait(const gr_harness_cluster *c, const char *ns, const char *resource,

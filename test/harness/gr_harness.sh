@@ -12,12 +12,39 @@
 #   gr_kubectl_lowpriv -n "$GR_NS" get pods   # as user gr-lowpriv
 #
 # Same environment as the C harness: GR_CLUSTER_DIR, GR_SKIP_INTEGRATION,
-# GR_SOURCE_DIR, GR_HARNESS_KEEP_NS.
+# GR_SOURCE_DIR, GR_HARNESS_KEEP_NS, GR_TEST_TIMEOUT_SCALE.
+#
+# Every wait (gr_wait, gr_wait_jsonpath, gr_kwait, gr_apply's CRD wait) is
+# scaled to load with `gr_scale SECONDS` — the rule of gr_test_scale.h:
+# SECONDS × GR_TEST_TIMEOUT_SCALE (>= 1, default 1) × the 1-minute load
+# average per CPU clamped to [1, 4]. Poll loops in test scripts use
+# `gr_tries SECONDS STEP_MS` for their iteration count.
 
 GR_HARNESS_SH_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 : "${GR_SOURCE_DIR:=$(cd -- "$GR_HARNESS_SH_DIR/../.." && pwd)}"
 
 gr_say() { printf 'gr_harness: %s\n' "$*" >&2; }
+
+# gr_scale SECONDS: SECONDS scaled to load (see above), rounded up.
+gr_scale() {
+  awk -v s="$1" -v u="${GR_TEST_TIMEOUT_SCALE:-1}" -v n="$(nproc 2>/dev/null || echo 1)" '
+    BEGIN {
+      if (u !~ /^[0-9]+(\.[0-9]+)?$/ || u < 1 || u > 100) u = 1
+      l = 1
+      if ((getline line < "/proc/loadavg") > 0) { split(line, f, " "); l = f[1] / n }
+      if (l < 1) l = 1; if (l > 4) l = 4
+      v = s * u * l; r = int(v); if (r < v) r++; if (r < s) r = s
+      print r
+    }'
+}
+
+# gr_tries SECONDS STEP_MS: iterations of a poll loop sleeping STEP_MS that
+# lasts SECONDS scaled to load.
+gr_tries() {
+  local s
+  s=$(gr_scale "$1")
+  echo $((s * 1000 / $2 > 0 ? s * 1000 / $2 : 1))
+}
 
 gr_truthy() {
   case ${1:-} in 1|true|TRUE|True|yes|YES|on|ON) return 0 ;; *) return 1 ;; esac
@@ -111,7 +138,7 @@ gr_apply() {
     crds=$(grep '^customresourcedefinition.apiextensions.k8s.io/' <<<"$out" | sed 's|^[^/]*/|crd/|' || true)
     if [[ -n $crds ]]; then
       # shellcheck disable=SC2086  # one resource per word
-      gr_kwait --for=condition=Established --timeout=60s $crds || { rm -f "$err"; return 1; }
+      gr_kwait --for=condition=Established --timeout="$(gr_scale 60)s" $crds || { rm -f "$err"; return 1; }
     fi
     if ((rc == 0)); then rm -f "$err"; return 0; fi
     if ! grep -qE 'no matches for kind|ensure CRDs are installed first|could not find the requested resource' "$err"; then
@@ -128,9 +155,9 @@ gr_apply() {
 # gr_kwait ARGS...: `kubectl wait ARGS` that treats "no status.conditions yet"
 # as not yet rather than failure. kubectl gives up at once with
 # "... accessor error: <nil> is of the type <nil>" in that case (e.g. a CRD the
-# apiserver has not reconciled); retry for up to 60 s.
+# apiserver has not reconciled); retry for up to 60 s (scaled to load).
 gr_kwait() {
-  local err deadline=$((SECONDS + 60))
+  local err deadline=$((SECONDS + $(gr_scale 60)))
   err=$(mktemp)
   while :; do
     if gr_kubectl wait "$@" >/dev/null 2>"$err"; then rm -f "$err"; return 0; fi
@@ -141,9 +168,11 @@ gr_kwait() {
   done
 }
 
-# gr_wait NAMESPACE|"" RESOURCE FOR [TIMEOUT_S]: kubectl wait --for=FOR.
+# gr_wait NAMESPACE|"" RESOURCE FOR [TIMEOUT_S]: kubectl wait --for=FOR
+# (TIMEOUT_S scaled to load).
 gr_wait() {
-  local ns=$1 res=$2 for=$3 timeout=${4:-60}
+  local ns=$1 res=$2 for=$3 timeout
+  timeout=$(gr_scale "${4:-60}")
   local nsargs=()
   [[ -n $ns ]] && nsargs=(-n "$ns")
   if ! gr_kwait "--for=$for" "--timeout=${timeout}s" "$res" "${nsargs[@]}"; then
@@ -155,7 +184,8 @@ gr_wait() {
 
 # gr_wait_jsonpath NAMESPACE|"" RESOURCE JSONPATH WANT [TIMEOUT_S]
 gr_wait_jsonpath() {
-  local ns=$1 res=$2 jp=$3 want=$4 timeout=${5:-60} got="" start=$SECONDS
+  local ns=$1 res=$2 jp=$3 want=$4 timeout got="" start=$SECONDS
+  timeout=$(gr_scale "${5:-60}")
   local nsargs=()
   [[ -n $ns ]] && nsargs=(-n "$ns")
   while :; do

@@ -164,9 +164,10 @@ static void test_lowpriv_identity(void **state)
     assert_int_equal(gr_harness_apply_yaml(&t->cluster, t->ns, yaml), 0);
     /* The RBAC authorizer watches bindings: allow it a moment to notice. */
     int rc = 1;
-    for (int i = 0; i < 50 && rc != 0; i++) {
+    int tries = gr_test_scaled_tries(10, 200); /* 10 s, scaled to load */
+    for (int i = 0; i < tries && rc != 0; i++) {
         rc = gr_harness_kubectl_lowpriv(&t->cluster, &r, "get", "pods", "-n", t->ns, NULL);
-        if (rc != 0 && i == 49) {
+        if (rc != 0 && i == tries - 1) {
             fprintf(stderr, "lowpriv still cannot list pods: %s\n", r.err);
         }
         gr_harness_result_free(&r);

@@ -118,7 +118,7 @@ k patch mutatingwebhookconfiguration "$mwc" --type=json \
 
 # --- the kubelet's part.
 pod=""
-for _ in $(seq 120); do
+for _ in $(seq "$(gr_tries 60 500)"); do
   pod=$(k -n "$NS" get pod -l app.kubernetes.io/name=preflight -o jsonpath='{.items[0].metadata.name}' 2>/dev/null || true)
   [[ -n $pod ]] && break
   sleep 0.5
@@ -190,7 +190,7 @@ webhook_pid=$!
 # Readiness, as the pod's probe: HTTPS GET /healthz on the container port (PF-219).
 probe_path=$(jq -r "$c.readinessProbe.httpGet.path" "$WORK/pod.json")
 ready=0
-for _ in $(seq 100); do
+for _ in $(seq "$(gr_tries 20 200)"); do
   kill -0 "$webhook_pid" 2>/dev/null || die "the webhook exited: $(tail -n 5 "$WORK/webhook.log")"
   if [[ $(curl -sk --max-time 2 "https://$HOST_IP:$PORT$probe_path" 2>/dev/null) == ok ]]; then ready=1; break; fi
   sleep 0.2
@@ -200,7 +200,7 @@ t=$(now)
 img=$(jq -r "$c.image" "$WORK/pod.json")
 k -n "$NS" patch pod "$pod" --subresource=status --type=merge -p "{\"status\":{\"phase\":\"Running\",\"hostIP\":\"$HOST_IP\",\"podIP\":\"$HOST_IP\",\"podIPs\":[{\"ip\":\"$HOST_IP\"}],\"startTime\":\"$t\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\",\"lastTransitionTime\":\"$t\"},{\"type\":\"Ready\",\"status\":\"True\",\"lastTransitionTime\":\"$t\"},{\"type\":\"ContainersReady\",\"status\":\"True\",\"lastTransitionTime\":\"$t\"}],\"containerStatuses\":[{\"name\":\"preflight\",\"ready\":true,\"started\":true,\"restartCount\":0,\"image\":\"$img\",\"imageID\":\"\",\"state\":{\"running\":{\"startedAt\":\"$t\"}}}]}}" >/dev/null
 ok=0
-for _ in $(seq 100); do
+for _ in $(seq "$(gr_tries 20 200)"); do
   got=$(k -n "$NS" get endpointslices -l kubernetes.io/service-name=preflight \
     -o jsonpath='{.items[0].endpoints[0].addresses[0]} {.items[0].endpoints[0].conditions.ready} {.items[0].ports[0].port}' 2>/dev/null || true)
   [[ $got == "$HOST_IP true $PORT" ]] && { ok=1; break; }
@@ -255,7 +255,7 @@ gpu_pod train-0 "  schedulingGroup: {podGroupName: workers}" | k -n "$team" crea
 got=$(k -n "$team" get pod train-0 -o jsonpath='{.spec.initContainers[0].env[?(@.name=="GANG_ID")].value}')
 [[ $got == "kubernetes-$team-workers" ]] || die "PF-44: GANG_ID is '$got'"
 got=""
-for _ in $(seq 50); do
+for _ in $(seq "$(gr_tries 10 200)"); do
   got=$(k -n "$team" get configmap -l nvsentinel.nvidia.com/managed-by=preflight -o jsonpath='{.items[0].data.gang_id}')
   [[ -n $got ]] && break
   sleep 0.2
@@ -283,7 +283,7 @@ rules:
     verbs: ["get", "list", "watch"]
 EOF
 got=no
-for _ in $(seq 100); do
+for _ in $(seq "$(gr_tries 20 200)"); do
   got=$(k auth can-i list podgroups.scheduling.volcano.sh "${as[@]}" -A 2>/dev/null || true)
   [[ $got == yes ]] && break
   sleep 0.2

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../harness/gr_test_scale.h" /* waits scaled to load (GR_TEST_TIMEOUT_SCALE) */
 #include "gr_kube_config.h"
 #include "gr_kube_rest.h"
 

@@ -48,8 +48,9 @@ static int setup(void **state)
         fprintf(stderr, "apply CRD: %s\n", err.msg);
         return -1;
     }
-    /* wait until Established */
-    for (int i = 0; i < 100; i++) {
+    /* wait until Established (20 s, scaled to load) */
+    int tries = gr_test_scaled_tries(20, 200);
+    for (int i = 0; i < tries; i++) {
         json_t *got = NULL;
         if (gr_kube_get(admin, &GR_KUBE_CRDS, NULL, "widgets.kube-it.gpuready.dev", NULL, &got, &st,
                         &err) == GR_OK &&
@@ -310,7 +311,9 @@ static void test_forbidden_vs_allowed(void **state)
                            "gr-lowpriv", "apiGroup", "rbac.authorization.k8s.io");
     assert_int_equal(gr_kube_create(admin, &roles, ns, role, NULL, NULL, &st, &err), GR_OK);
     assert_int_equal(gr_kube_create(admin, &bindings, ns, rb, NULL, NULL, &st, &err), GR_OK);
-    for (int i = 0; i < 50 && !allowed; i++) { /* RBAC propagates asynchronously (PF-131) */
+    /* RBAC propagates asynchronously (PF-131); 10 s, scaled to load */
+    int tries = gr_test_scaled_tries(10, 200);
+    for (int i = 0; i < tries && !allowed; i++) {
         assert_int_equal(gr_kube_can_i(low, &a, &allowed, reason, sizeof reason, &st, &err), GR_OK);
         if (!allowed)
             it_sleep_ms(200);

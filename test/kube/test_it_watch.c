@@ -85,7 +85,8 @@ static bool cache_equals_list(gr_kube_store *s, bool verbose)
 
 static bool wait_equal(gr_kube_store *s, int seconds)
 {
-    for (int i = 0; i < seconds * 5; i++) {
+    int tries = gr_test_scaled_tries(seconds, 200); /* bounds a hang; scaled to load */
+    for (int i = 0; i < tries; i++) {
         if (cache_equals_list(s, false))
             return true;
         it_sleep_ms(200);
@@ -211,7 +212,8 @@ static int start_apiserver(gr_kube_client *pc)
         execv(api_argv[0], api_argv);
         _exit(127);
     }
-    for (int i = 0; i < 600; i++) { /* up to 60 s */
+    int tries = gr_test_scaled_tries(60, 100); /* up to 60 s, scaled to load */
+    for (int i = 0; i < tries; i++) {
         gr_buf b = GR_BUF_INIT(4096);
         long http = 0;
         gr_kube_opts o = {0};

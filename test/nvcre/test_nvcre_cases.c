@@ -58,10 +58,11 @@
 #include "gr_harness.h"
 #include "gr_yaml.h"
 
-#define MAX_BODY     ((size_t)8 * 1024 * 1024)
-#define MAX_CASES    1024
-#define MAX_PEM      ((size_t)64 * 1024)
-#define CREATE_TRIES 50 /* 404 right after a CRD is established: retry 10 s */
+#define MAX_BODY  ((size_t)8 * 1024 * 1024)
+#define MAX_CASES 1024
+#define MAX_PEM   ((size_t)64 * 1024)
+/* 404 right after a CRD is established: retry 10 s (scaled to load) */
+#define CREATE_TRIES gr_test_scaled_tries(10, 200)
 
 typedef struct blob {
     unsigned char *data;
@@ -223,6 +224,9 @@ static const char *plural_of(const char *kind)
         {"Workflow", "workflows"},
         {"Certification", "certifications"},
         {"WorkloadRun", "workloadruns"},
+        {"GoodputMeasurement", "goodputmeasurements"},
+        {"BandwidthMeasurement", "bandwidthmeasurements"},
+        {"LogProfile", "logprofiles"},
     };
     for (size_t i = 0; kind && i < sizeof map / sizeof map[0]; i++) {
         if (strcmp(map[i][0], kind) == 0) {
@@ -301,6 +305,13 @@ static void object_name_for(const char *case_name, char *out, size_t n)
     out[j] = '\0';
 }
 
+/* Cluster-scoped kinds: no namespace in the URL or metadata; the object name
+ * carries the run's namespace as a suffix and the case deletes it after. */
+static int cluster_scoped(const char *kind)
+{
+    return kind && strcmp(kind, "LogProfile") == 0;
+}
+
 static int set_meta(json_t *obj, const char *name, const char *ns, const char *rv)
 {
     json_t *meta = json_object_get(obj, "metadata");
@@ -309,7 +320,9 @@ static int set_meta(json_t *obj, const char *name, const char *ns, const char *r
         json_object_set_new(obj, "metadata", meta);
     }
     json_object_set_new(meta, "name", json_string(name));
-    json_object_set_new(meta, "namespace", json_string(ns));
+    if (ns) {
+        json_object_set_new(meta, "namespace", json_string(ns));
+    }
     if (rv) {
         json_object_set_new(meta, "resourceVersion", json_string(rv));
     }
@@ -497,8 +510,19 @@ static void run_case(void **state)
         fail_msg("%s: unknown kind %s", cc->name, kind ? kind : "(none)");
     }
     object_name_for(cc->name, name, sizeof name);
-    set_meta(obj, name, RUN.ns, NULL);
-    snprintf(url, sizeof url, "/apis/nvcre.nvidia.com/v1alpha1/namespaces/%s/%s", RUN.ns, plural);
+    const int cluster = cluster_scoped(kind);
+    const char *ns = cluster ? NULL : RUN.ns;
+    if (cluster) {
+        char scoped[160];
+        snprintf(scoped, sizeof scoped, "%.30s-%.32s", name, RUN.ns);
+        memcpy(name, scoped, sizeof name - 1);
+        name[sizeof name - 1] = '\0';
+        snprintf(url, sizeof url, "/apis/nvcre.nvidia.com/v1alpha1/%s", plural);
+    } else {
+        snprintf(url, sizeof url, "/apis/nvcre.nvidia.com/v1alpha1/namespaces/%s/%s", RUN.ns,
+                 plural);
+    }
+    set_meta(obj, name, ns, NULL);
     const char *fv = json_string_value(json_object_get(expected, "fieldValidation"));
     char query[64] = "";
     if (fv) {
@@ -509,7 +533,8 @@ static void run_case(void **state)
 
     json_t *resp = NULL;
     long code = -1;
-    for (int i = 0; i < CREATE_TRIES; i++) {
+    int tries = CREATE_TRIES;
+    for (int i = 0; i < tries; i++) {
         json_decref(resp);
         code = api_call(&RUN.api, "POST", post, obj, &resp);
         if (code != 404) {
@@ -537,7 +562,7 @@ static void run_case(void **state)
         if (code != 200 || !rv) {
             fail_msg("%s: cannot read back the created object (HTTP %ld)", cc->name, code);
         }
-        set_meta(upd, name, RUN.ns, rv);
+        set_meta(upd, name, ns, rv);
         json_decref(cur);
         char put[720];
         snprintf(put, sizeof put, "%s%s", item, query);
@@ -574,6 +599,13 @@ static void run_case(void **state)
         json_decref(st);
     }
     json_decref(expected);
+    if (cluster) { /* the namespace's deletion does not remove it */
+        char item[640];
+        snprintf(item, sizeof item, "%s/%s", url, name);
+        json_t *del = NULL;
+        api_call(&RUN.api, "DELETE", item, NULL, &del);
+        json_decref(del);
+    }
     if (fails) {
         fail_msg("%s: %d mismatch(es); see above", cc->name, fails);
     }
@@ -593,6 +625,9 @@ static int install_crds(const gr_harness_cluster *c)
         "deploy/crds/nvcre.nvidia.com_workflows.yaml",
         "deploy/crds/nvcre.nvidia.com_certifications.yaml",
         "deploy/crds/nvcre.nvidia.com_workloadruns.yaml",
+        "deploy/crds/nvcre.nvidia.com_goodputmeasurements.yaml",
+        "deploy/crds/nvcre.nvidia.com_bandwidthmeasurements.yaml",
+        "deploy/crds/nvcre.nvidia.com_logprofiles.yaml",
     };
     for (size_t i = 0; i < sizeof crds / sizeof crds[0]; i++) {
         if (gr_harness_apply_file(c, NULL, crds[i]) != 0) {

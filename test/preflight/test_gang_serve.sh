@@ -88,7 +88,7 @@ run_fatal() { # LOG CMD... : expect exit 1 and the PF-11 line
     local log=$1 rc=0
     shift
     # a server that does not validate gang discovery would serve on: bound it
-    timeout 60 "$@" --config "$WORK/gang.yaml" --cert-dir "$CERTS" --port 0 --loopback >"$log" 2>&1 || rc=$?
+    timeout "$(gr_scale 60)" "$@" --config "$WORK/gang.yaml" --cert-dir "$CERTS" --port 0 --loopback >"$log" 2>&1 || rc=$?
     [[ $rc == 1 ]] || fail "$* exited $rc, want 1"
     grep -qF "$PF11" "$log" || fail "$*: no PF-11 line in $log"
 }
@@ -107,7 +107,7 @@ PORT=$((20000 + RANDOM % 20000))
 KUBECONFIG=$WORK/does-not-exist "$BIN" serve --config "$WORK/plain.yaml" --cert-dir "$CERTS" \
     --port "$PORT" --loopback >"$WORK/plain.log" 2>&1 &
 PID=$!
-for _ in $(seq 100); do
+for _ in $(seq "$(gr_tries 10 100)"); do
     curl -sk "https://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
     kill -0 "$PID" 2>/dev/null || fail "serve without gang coordination exited"
     sleep 0.1
@@ -133,7 +133,7 @@ KUBECONFIG=$GR_KUBECONFIG_ADMIN "$BIN" serve --config "$WORK/gang.yaml" --cert-d
     >"$WORK/serve.log" 2>&1 &
 PID=$!
 URL=https://127.0.0.1:$PORT
-for _ in $(seq 200); do
+for _ in $(seq "$(gr_tries 20 100)"); do
     curl -sk "$URL/healthz" >/dev/null 2>&1 && break
     kill -0 "$PID" 2>/dev/null || fail "serve exited early"
     sleep 0.1
@@ -186,7 +186,7 @@ spec:
   volumes: [{name: nvsentinel-preflight-gang-config, configMap: {name: $CM, optional: true}}]
 EOF
 found=""
-for _ in $(seq 300); do
+for _ in $(seq "$(gr_tries 30 100)"); do
     if gr_kubectl -n "$GR_NS" get configmap "$CM" -o jsonpath='{.data.gang_id}' >"$WORK/cm.txt" 2>/dev/null; then
         found=1
         break

@@ -107,7 +107,7 @@ URL=https://127.0.0.1:$PORT
 "$BIN" serve --port "$PORT" --cert-dir "$CERTS" --config "$WORK/config.yaml" --timeout 5 \
     >"$WORK/webhook.log" 2>&1 &
 PID=$!
-for _ in $(seq 100); do
+for _ in $(seq "$(gr_tries 10 100)"); do
     curl -sf --cacert "$WORK/ca.crt" "$URL/healthz" >/dev/null 2>&1 && break
     kill -0 "$PID" 2>/dev/null || fail "webhook exited"
     sleep 0.1
@@ -180,7 +180,7 @@ apply_webhook Fail || fail "apply webhook configuration"
 # the API server picks configurations up asynchronously: wait until a
 # server-side dry run is mutated (dry runs reach webhooks with sideEffects None)
 ok=0
-for _ in $(seq 150); do
+for _ in $(seq "$(gr_tries 30 200)"); do
     got=$(pod_yaml probe 1 | gr_kubectl create --dry-run=server -n "$GR_NS" -f - \
         -o jsonpath='{.spec.initContainers[*].name}' 2>/dev/null || true)
     [[ -n $got ]] && { ok=1; break; }
@@ -282,7 +282,7 @@ for gen in 2 3 4 5; do
     mv -T "$CERTS/..data_tmp" "$CERTS/..data"
     rm -rf "$CERTS/..gen$((gen - 1))"
     ok=0
-    for _ in $(seq 100); do
+    for _ in $(seq "$(gr_tries 10 100)"); do
         [[ $(served_serial) == "$want" ]] && { ok=1; break; }
         sleep 0.1
     done
@@ -328,7 +328,7 @@ grep -qF 'failed calling webhook "preflight.nvsentinel.nvidia.com"' "$WORK/fail.
 step "webhook down, failurePolicy Ignore: GPU pod created unmutated (PF-204)"
 apply_webhook Ignore || fail "switch to Ignore"
 ok=0
-for _ in $(seq 150); do
+for _ in $(seq "$(gr_tries 30 200)"); do
     if pod_yaml down-ignore 8 | gr_kubectl create -n "$GR_NS" -f - >/dev/null 2>&1; then ok=1; break; fi
     sleep 0.2
 done
