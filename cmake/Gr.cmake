@@ -218,6 +218,12 @@ function(gr_test_properties name)
   endif()
   set_tests_properties(${name} PROPERTIES LABELS "${A_LABELS}" ENVIRONMENT "${env}"
                        TIMEOUT ${A_TIMEOUT} SKIP_RETURN_CODE 77)
+  # Label `manager`: the test runs gpuready-manager with every controller
+  # against the shared control plane. Two such managers would reconcile each
+  # other's objects (and fight over them), so they never run at once.
+  if("manager" IN_LIST A_LABELS)
+    set_tests_properties(${name} PROPERTIES RESOURCE_LOCK gr_manager)
+  endif()
 endfunction()
 
 # gr_add_fuzzer(<name> SOURCES ... [LIBS ...] CORPUS <dir> [DICT file])

@@ -26,6 +26,7 @@
 #include "gr_kube_probe.h"
 #include "gr_kube_rest.h"
 #include "gr_log.h"
+#include "gr_nvcre_wf_ctl.h" /* Workflow controller (issue 16) */
 
 #define MOD            "manager"
 #define LEASE_NAME     "240fe9c6.nvidia.com"
@@ -335,11 +336,30 @@ static void identity(char *out, size_t n)
  * (gr_kube_mgr_cache, optional for CRDs of other projects such as Kubeflow
  * TrainJob), add controllers (gr_kube_mgr_add_controller) and their watches.
  * None exists yet (issue 14 delivers the runtime and the binary). */
+static void free_wf_ctl(void *p)
+{
+    gr_nvcre_wf_ctl_free(p);
+}
+
 static int register_controllers(gr_kube_mgr *m, const flags *f, gr_err *err)
 {
     /* --- measurements (issue 18): GoodputMeasurement, BandwidthMeasurement */
     if (gr_measure_ctl_register(m, (int)f->measurement_max_concurrent, err) != GR_OK) {
         return err ? err->code : GR_EINVAL;
+    }
+    /* ---- Workflow controller (issue 16) ---- */
+    {
+        gr_nvcre_wf_ctl *wf = NULL;
+        gr_nvcre_wf_ctl_opts o = {.workers = (int)f->max_concurrent,
+                                  .ns = f->nnamespaces == 1 ? f->namespaces[0] : NULL};
+        const char *rq = getenv("GR_WORKFLOW_REQUEUE");
+        if (rq && parse_dur("GR_WORKFLOW_REQUEUE", rq, &o.requeue_ns) != GR_OK)
+            return gr_err_set(err, GR_EINVAL, "GR_WORKFLOW_REQUEUE: not a duration");
+        int rc = gr_nvcre_wf_ctl_register(m, &o, &wf, err);
+        if (rc == GR_OK && (rc = gr_kube_mgr_on_free(m, free_wf_ctl, wf, err)) != GR_OK)
+            gr_nvcre_wf_ctl_free(wf);
+        if (rc != GR_OK)
+            return rc;
     }
     return GR_OK;
 }

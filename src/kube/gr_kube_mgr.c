@@ -99,6 +99,11 @@ struct gr_kube_mgr {
     size_t ncheck;
     runnable runs[GR_KUBE_MGR_MAX_RUNNABLES];
     size_t nrun;
+    struct {
+        void (*fn)(void *);
+        void *ctx;
+    } cleanups[GR_KUBE_MGR_MAX_CLEANUPS];
+    size_t ncleanup;
     gr_kube_http *probe, *metrics;
     gr_kube_leader *leader;
     atomic_bool started, stopping, stopped, leading, lost;
@@ -711,6 +716,19 @@ int gr_kube_mgr_add_runnable(gr_kube_mgr *m, const gr_kube_runnable_opts *o, gr_
     return GR_OK;
 }
 
+int gr_kube_mgr_on_free(gr_kube_mgr *m, void (*fn)(void *ctx), void *ctx, gr_err *err)
+{
+    if (!fn)
+        return gr_err_set(err, GR_EINVAL, "manager: on_free needs a function");
+    if (m->ncleanup >= GR_KUBE_MGR_MAX_CLEANUPS)
+        return gr_err_set(err, GR_ETOOBIG, "manager: at most %d cleanups",
+                          GR_KUBE_MGR_MAX_CLEANUPS);
+    m->cleanups[m->ncleanup].fn = fn;
+    m->cleanups[m->ncleanup].ctx = ctx;
+    m->ncleanup++;
+    return GR_OK;
+}
+
 static void *runnable_main(void *arg)
 {
     runnable *r = arg;
@@ -1099,6 +1117,8 @@ void gr_kube_mgr_free(gr_kube_mgr *m)
         free(m->checks[i].name);
     for (size_t i = 0; i < m->nrun; i++)
         free(m->runs[i].name);
+    for (size_t i = m->ncleanup; i-- > 0;)
+        m->cleanups[i].fn(m->cleanups[i].ctx);
     gr_kube_client_free(m->c);
     free(m->name);
     free(m->probe_addr);

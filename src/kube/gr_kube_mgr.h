@@ -83,6 +83,7 @@
 #define GR_KUBE_MGR_MAX_NEEDS     16 /* caches per controller */
 #define GR_KUBE_MGR_MAX_CHECKS    16
 #define GR_KUBE_MGR_MAX_RUNNABLES 16
+#define GR_KUBE_MGR_MAX_CLEANUPS  32
 #define GR_KUBE_MGR_MAX_WORKERS   256
 #define GR_KUBE_MGR_MAP_KEYS_MAX  64 /* keys one event may map to */
 
@@ -192,6 +193,14 @@ typedef struct gr_kube_runnable_opts {
 } gr_kube_runnable_opts;
 
 int gr_kube_mgr_add_runnable(gr_kube_mgr *m, const gr_kube_runnable_opts *o, gr_err *err);
+
+/* Hand the manager a controller's own state to free: fn(ctx) runs in
+ * gr_kube_mgr_free() after every controller, runnable and cache has
+ * stopped, before the client is freed (in reverse order of registration).
+ * Also runs when registration later fails and the caller frees the manager.
+ * GR_ETOOBIG past GR_KUBE_MGR_MAX_CLEANUPS (fn is then NOT called: the
+ * caller still owns ctx). */
+int gr_kube_mgr_on_free(gr_kube_mgr *m, void (*fn)(void *ctx), void *ctx, gr_err *err);
 
 /* ---- readiness ------------------------------------------------------------ */
 

@@ -581,12 +581,25 @@ static size_t map_job(void *ctx, const json_t *obj, char (*keys)[GR_KUBE_KEY_MAX
     return 1;
 }
 
+static void mctl_free(void *p)
+{
+    mctl *mc = p;
+    gr_kube_events_free(mc->events);
+    free(mc);
+}
+
 static int add_one(gr_kube_mgr *m, int bandwidth, int workers, gr_kube_cache *jobs,
                    gr_kube_cache *lps, gr_kube_cache *pods, gr_err *err)
 {
     mctl *mc = calloc(1, sizeof *mc);
     if (!mc) {
         return gr_err_set(err, GR_ENOMEM, "out of memory");
+    }
+    /* mc lives as long as the manager: freed by gr_kube_mgr_free() */
+    int frc = gr_kube_mgr_on_free(m, mctl_free, mc, err);
+    if (frc != GR_OK) {
+        free(mc);
+        return frc;
     }
     mc->c = gr_kube_mgr_client(m);
     mc->bandwidth = bandwidth;
@@ -623,7 +636,6 @@ static int add_one(gr_kube_mgr *m, int bandwidth, int workers, gr_kube_cache *jo
     if (rc == GR_OK) {
         rc = gr_kube_ctl_need(ctl, pods, err);
     }
-    /* mc lives as long as the manager (the process) */
     return rc;
 }
 

@@ -1,0 +1,238 @@
+/*
+ * gr_nvcre_wf.h — the NVCRE Workflow controller's pure logic (issue 16):
+ * node discovery filters and exclusions, platform and GPU-architecture
+ * detection, override matching and merging (strategic merge patch driven by
+ * schema, RFC 6902 JSON Patch, dependency merge, orchestration replace),
+ * the GPU capacity filter, the gang-scheduling consistency contract,
+ * partitioning into groups, Job naming and rendering, timeouts, the final
+ * status, and the node-result ConfigMap payloads.
+ *
+ * No I/O and no clock: everything works on jansson documents (Workflow,
+ * Node and Job objects as the apiserver returns them) and takes the current
+ * time as a parameter. `gpuready render` and the controller share it.
+ *
+ * Contract: ../shared/spec/nvcre-workflow-crd.md and
+ * ../shared/notes/nvcre-upstream-facts.md §2; user-facing messages are the
+ * constants of gr_nvcre_types.h or GR_NVCRE_WF_MSG_* below, byte for byte.
+ *
+ * Ownership: `json_t **out` results are new references owned by the
+ * caller; all inputs are borrowed and never modified. Strings written to
+ * caller buffers are NUL-terminated and truncated to the buffer.
+ *
+ * Errors: GR_EINVAL (bad input; err->msg names the field and the fix),
+ * GR_ENOMEM. Functions that decide a Workflow failure return GR_ESTATE and
+ * set *reason to the Failed condition reason (static string) with err->msg
+ * the condition message.
+ */
+#ifndef GR_NVCRE_WF_H
+#define GR_NVCRE_WF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "gr_buf.h"
+#include "gr_err.h"
+
+/* -------------------------------------------------------------- messages */
+
+#define GR_NVCRE_WF_MSG_HETEROGENEOUS_PLATFORMS_FMT "heterogeneous platforms detected: %s"
+#define GR_NVCRE_WF_MSG_CORDONED_EXCLUDED_FMT       "Excluded %d cordoned node(s) from certification: %s"
+#define GR_NVCRE_WF_MSG_HETEROGENEOUS_GPU_FMT \
+    "Filtered %d/%d nodes to primary GPU architecture %s; excluded: %s"
+#define GR_NVCRE_WF_MSG_INSUFFICIENT_GPU_FMT \
+    "Excluded %d node(s) with fewer than %d allocatable nvidia.com/gpu: %s"
+#define GR_NVCRE_WF_MSG_NO_GPU_CAPACITY_FMT                                                       \
+    "No node can supply the %d nvidia.com/gpu the workload requests per node; best available is " \
+    "%d"
+#define GR_NVCRE_WF_MSG_OVERRIDE_APPLIED_FMT "Override[%d] matched (%s), patching %s"
+#define GR_NVCRE_WF_MSG_OVERRIDE_NOOP_FMT \
+    "Override[%d] matched (%s) but produced no changes — check field paths"
+#define GR_NVCRE_WF_MSG_NO_OVERRIDES_MATCHED_FMT \
+    "0 of %d overrides matched (platform=%s, gpuArchitecture=%s)"
+#define GR_NVCRE_WF_MSG_NOT_ENOUGH_HINT_FMT \
+    "Set nodesPerJob to %d, or narrow the target to one architecture, or lower gpusPerNode"
+#define GR_NVCRE_WF_MSG_NUM_NODES_NOT_SET "TrainJob.Trainer.NumNodes not set"
+#define GR_NVCRE_WF_MSG_GANG_MISSING_FMT                                                      \
+    "gangScheduler is configured with queue \"%s\" but TrainingRuntime \"%s\" replicatedJob " \
+    "\"%s\" is missing label \"%s\" on %s"
+#define GR_NVCRE_WF_MSG_GANG_SCHEDULER_FMT                                              \
+    "gangScheduler is configured with schedulerName \"%s\" but TrainingRuntime \"%s\" " \
+    "replicatedJob \"%s\" sets schedulerName \"%s\" on template.spec.template.spec.schedulerName"
+#define GR_NVCRE_WF_MSG_GANG_RUNTIME_REF_FMT                                                   \
+    "gangScheduler is configured but runtimeRef %s \"%s\" is not a TrainingRuntime among the " \
+    "Workflow's dependencies, so its queue label and scheduler name cannot be checked"
+#define GR_NVCRE_WF_MSG_GANG_SHAPE_FMT                               \
+    "gangScheduler is configured but TrainingRuntime \"%s\" has no " \
+    "spec.template.spec.replicatedJobs, so its queue label and scheduler name cannot be checked"
+#define GR_NVCRE_WF_MSG_DEP_COLLISION_FMT                                                         \
+    "dependency %s \"%s\" already exists and is not owned by Workflow \"%s\"; refusing to adopt " \
+    "it"
+#define GR_NVCRE_WF_MSG_JOB_COLLISION_FMT                                                      \
+    "Job \"%s\" already exists in namespace \"%s\" and is not controlled by Workflow \"%s\"; " \
+    "refusing to adopt it"
+#define GR_NVCRE_WF_EVENT_CORDONED          "CordonedNodesExcluded"
+#define GR_NVCRE_WF_EVENT_HETEROGENEOUS_GPU "HeterogeneousGPU"
+#define GR_NVCRE_WF_EVENT_INSUFFICIENT_GPU  "InsufficientGPUCapacity"
+#define GR_NVCRE_WF_EVENT_OVERRIDE_APPLIED  "OverrideApplied"
+#define GR_NVCRE_WF_EVENT_OVERRIDE_NOOP     "OverrideNoOp"
+#define GR_NVCRE_WF_EVENT_NO_OVERRIDES      "NoOverridesMatched"
+
+#define GR_NVCRE_WF_LABEL_HOSTNAME    "kubernetes.io/hostname"
+#define GR_NVCRE_WF_LABEL_GPU_PRESENT "nvidia.com/gpu.present"
+#define GR_NVCRE_WF_LABEL_GPU_PRODUCT "nvidia.com/gpu.product"
+#define GR_NVCRE_WF_RESOURCE_GPU      "nvidia.com/gpu"
+#define GR_NVCRE_WF_PATCH_MANAGER     "nvcre.nvidia.com/controller"
+
+/* Caps on outside input. */
+#define GR_NVCRE_WF_MAX_NODES     100000
+#define GR_NVCRE_WF_MAX_OVERRIDES 1024
+
+/* ---------------------------------------------------------------- naming */
+
+/* pkg/naming Truncate: names longer than `max` become name[:max-6] with
+ * trailing '-' trimmed + '-' + 5 hex digits of FNV-32a(name). */
+void gr_nvcre_wf_truncate(const char *name, size_t max, char *out, size_t outsz);
+/* The trailing 5-character segment of a (truncated) name, "" if none. */
+void gr_nvcre_wf_extract_hash(const char *name, char out[6]);
+/* Job name: "<wf>-job" when single (no diagnose, ≤1 iteration, ≤1 group),
+ * else "<wf>-<group>-iter-<n>"; truncated to GR_NVCRE_MAX_JOB_NAME_LEN. */
+void gr_nvcre_wf_job_name(const char *wf, const char *group, int iteration, int single, char *out,
+                          size_t outsz);
+
+/* ------------------------------------------------------------- detection */
+
+/* Platform of one Node (§2.3 table). Static string. */
+const char *gr_nvcre_wf_node_platform(const json_t *node);
+/* gpu.ParseProduct: "NVIDIA-H100-80GB-HBM3" → "h100"; NULL/"" → "unknown". */
+void gr_nvcre_wf_parse_product(const char *product, char *out, size_t outsz);
+
+/* -------------------------------------------------------------- overrides */
+
+/* The context overrides match against. */
+typedef struct gr_nvcre_wf_ctx {
+    const char *platform;      /* "" when unknown */
+    const char *gpu_arch;      /* "" when unknown */
+    const char *workload_kind; /* "TrainJob" */
+    const char *topology_mode; /* "simple" | "topology" */
+    int64_t domain_count;
+} gr_nvcre_wf_ctx;
+
+/* Does `when` match? (AND of platform, gpuArchitecture, workloadKind,
+ * topology.mode, topology.domainCount, expression; NULL/{} always.)
+ * *match 0/1. GR_EINVAL for a bad CEL expression or non-bool result. */
+int gr_nvcre_wf_when_match(const json_t *when, const gr_nvcre_wf_ctx *ctx, int *match, gr_err *err);
+/* "gpuArchitecture=h100, platform=in [aws,gcp]" or "<always>"; caller frees. */
+char *gr_nvcre_wf_when_summary(const json_t *when);
+
+/* Apply every matching override of spec.overrides in order to a copy of
+ * `spec` (a WorkflowSpec) and return the effective spec in *out. When
+ * `tracking` is not NULL it receives the appliedOverrides array
+ * ({index, when, patches, noOp}) and `events` (may be NULL) the events
+ * ({type, reason, message}). GR_ESTATE with *reason OverrideError and the
+ * documented message on a merge/patch/evaluation error. */
+int gr_nvcre_wf_apply_overrides(const json_t *spec, const gr_nvcre_wf_ctx *ctx, json_t **out,
+                                json_t **tracking, json_t *events, const char **reason,
+                                gr_err *err);
+
+/* Dependency merge of one override dependency into `base` (recursive map
+ * merge, null deletes, lists of named objects merge by name, other lists
+ * replace). Exposed for tests. *out owned by caller. */
+int gr_nvcre_wf_merge_dependency(const json_t *base, const json_t *patch, json_t **out,
+                                 gr_err *err);
+
+/* ------------------------------------------------------------- discovery */
+
+/* Discovery (§2.2–2.4, §2.6) over all `nodes` (a JSON array of Node
+ * objects) for the effective spec. *out: {"nodes": [names], "platform",
+ * "gpuArchitecture", "domainCount", "excluded": [{"name","reason"}]} and
+ * events appended to `events`. GR_ESTATE with *reason NodeDiscoveryError /
+ * HeterogeneousPlatform. */
+int gr_nvcre_wf_discover(const json_t *spec, const json_t *nodes, json_t **out, json_t *events,
+                         const char **reason, gr_err *err);
+
+/* Largest nvidia.com/gpu request/limit anywhere in the effective
+ * jobTemplate and dependencies (0 when none). */
+int64_t gr_nvcre_wf_gpus_per_node(const json_t *spec);
+
+/* Capacity filter (§2.6): drops names from disc["nodes"] whose allocatable
+ * nvidia.com/gpu is 0 < n < gpus; records exclusions and the event.
+ * GR_ESTATE PartitionError when none is left. */
+int gr_nvcre_wf_capacity_filter(json_t *disc, const json_t *nodes, int64_t gpus, json_t *events,
+                                const char **reason, gr_err *err);
+
+/* ----------------------------------------------------------- gang contract */
+
+/* §2.7 on the effective spec (after overrides): workload label restore or
+ * conflict; runtime labels and scheduler names (runtimePatches folded in);
+ * runtimeRef among the dependencies; checkable shape. `spec` is the working
+ * copy: a removed workload queue label is restored in it (never in the
+ * stored Workflow). `deps` is the effective dependency list (NULL: the
+ * spec's). GR_ESTATE with *reason GangSchedulingConflict. No
+ * gangScheduler: workload-label validation only. */
+int gr_nvcre_wf_gang_check(json_t *spec, const json_t *deps, const char **reason, gr_err *err);
+
+/* ------------------------------------------------------------ partitioning */
+
+/* nodesPerJob: orchestration-independent, from trainer.numNodes; < 1 → all.
+ * GR_ESTATE PartitionError when it exceeds the nodes available. */
+int gr_nvcre_wf_nodes_per_job(const json_t *spec, int available, int *out, const char **reason,
+                              gr_err *err);
+
+/* Partition (§2.9): simple chunks, or by topology.topologyKey (fewest
+ * domains; strictDomain = one group per domain). `nodes` = all Node objects
+ * (for labels), `names` = the discovered names. *out = [{"name", "nodes",
+ * "domains", "overflow"}]. */
+int gr_nvcre_wf_partition(const json_t *spec, const json_t *nodes, const json_t *names,
+                          int nodes_per_job, json_t **out, gr_err *err);
+
+/* Render the Job for `group` in `iteration` (1-based) from the effective
+ * spec: name, namespace, labels, group-nodes annotation, controller
+ * ownerRef (when the Workflow has a uid), thresholds, numNodes, hostname
+ * affinity, tolerations, default node-health monitor. */
+int gr_nvcre_wf_render_job(const json_t *workflow, const json_t *spec, const json_t *group,
+                           int iteration, int single, json_t **out, gr_err *err);
+
+/* ------------------------------------------------------------------- plan */
+
+/* discoverAndPartition as one pure function: discovery, detection,
+ * tracked overrides, capacity filter, gang contract, nodesPerJob, groups,
+ * and the iteration-1 Jobs. *out: {"platform", "gpuArchitecture",
+ * "totalNodes", "nodesPerJob", "excludedNodes", "exclusionReason",
+ * "appliedOverrides", "events", "spec" (effective), "groups", "jobs",
+ * "dependencies", "message"}. On a Workflow failure GR_ESTATE with
+ * *reason, err->msg the condition message, and *out still set to what was
+ * computed (events, detection). */
+int gr_nvcre_wf_plan(const json_t *workflow, const json_t *nodes, json_t **out, const char **reason,
+                     gr_err *err);
+
+/* ---------------------------------------------------------------- tracking */
+
+/* isJobTimedOut (§2.10, ADR-083): blocked/queued time does not count.
+ * `job` is the NVCRE Job (status read), `group_start_ns` the group's
+ * startTime (0 unknown), `timeout_ns` > 0. *out 0/1, *blocked 1 when the
+ * timeout happened while its pods were unschedulable. */
+int gr_nvcre_wf_job_timed_out(const json_t *job, int64_t group_start_ns, int64_t timeout_ns,
+                              int64_t now_ns, int *out, int *blocked);
+
+/* setFinalStatus reason/message over failed groups (current + history).
+ * failed_groups, hardware (any HardwareFailed), validation_only (every
+ * failure was a threshold miss), iterations. */
+const char *gr_nvcre_wf_final_reason(int failed_groups, int hardware, int validation_only,
+                                     int iterations, char *msg, size_t msgsz);
+
+/* ------------------------------------------------------------ node results */
+
+/* Deterministic gzip (mtime 0, no name, OS 255, level 9) of data[0..len). */
+int gr_nvcre_wf_gzip(const void *data, size_t len, gr_buf *out, gr_err *err);
+/* Succeeded nodes: sorted, deduplicated, comma-joined, gzipped, base64
+ * (the ConfigMap binaryData value). Caller frees *b64. */
+int gr_nvcre_wf_succeeded_payload(const json_t *names, char **b64, gr_err *err);
+/* Failed nodes [{name,reason,message}] deduplicated by (name, reason),
+ * sorted by name then reason, as a JSON array, gzipped, base64. */
+int gr_nvcre_wf_failed_payload(const json_t *failed, char **b64, gr_err *err);
+/* "succeeded-nodes-<uid8>" / "failed-nodes-<uid8>". */
+void gr_nvcre_wf_result_cm_name(const char *prefix, const char *uid, char *out, size_t outsz);
+
+#endif

@@ -1,0 +1,990 @@
+/*
+ * gr_nvcre_wf_ctl.c — the Workflow controller (gr_nvcre_wf_ctl.h). All
+ * decisions come from gr_nvcre_wf.h; this file reads the caches, writes
+ * objects and status, and records events.
+ */
+#include "gr_nvcre_wf_ctl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gr_duration.h"
+#include "gr_json.h"
+#include "gr_log.h"
+#include "gr_nvcre_types.h"
+#include "gr_nvcre_wf.h"
+#include "gr_time.h"
+
+#define MOD "workflow-controller"
+
+static const gr_kube_gvr GVR_WORKFLOWS = {GR_NVCRE_GROUP, GR_NVCRE_VERSION,
+                                          GR_NVCRE_PLURAL_WORKFLOWS};
+static const gr_kube_gvr GVR_JOBS = {GR_NVCRE_GROUP, GR_NVCRE_VERSION, GR_NVCRE_PLURAL_JOBS};
+
+struct gr_nvcre_wf_ctl {
+    gr_kube_mgr *m;
+    gr_kube_client *c;
+    gr_kube_cache *workflows, *nodes, *jobs;
+    gr_kube_ctl *ctl;
+    gr_kube_events *ev;
+    int64_t requeue_ns;
+};
+
+static const char *sget(const json_t *o, const char *k)
+{
+    const char *v = json_string_value(json_object_get(o, k));
+    return v ? v : "";
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static json_t *now_str(void)
+{
+    char b[GR_TIME_STR_MAX];
+    gr_time_format_ns(now_ns() / 1000000000LL * 1000000000LL, b);
+    return json_string(b);
+}
+
+static json_t *obj_get(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    if (!json_is_object(v)) {
+        v = json_object();
+        json_object_set_new(o, k, v);
+    }
+    return v;
+}
+
+/* ---------------------------------------------------------- conditions */
+
+/* Exclusive InProgress/Succeeded/Failed: `type` True with reason/message,
+ * the others False/NotApplicable; transition time kept when unchanged.
+ * Returns 1 when the True condition changed (an event is due). */
+static int set_exclusive(json_t *status, const char *type, const char *reason, const char *msg,
+                         json_int_t gen)
+{
+    json_t *conds = json_object_get(status, "conditions");
+    if (!json_is_array(conds)) {
+        conds = json_array();
+        json_object_set_new(status, "conditions", conds);
+    }
+    const char *types[3] = {GR_NVCRE_COND_IN_PROGRESS, GR_NVCRE_COND_SUCCEEDED,
+                            GR_NVCRE_COND_FAILED};
+    int changed = 0;
+    json_t *fresh = json_array();
+    for (int i = 0; i < 3; i++) {
+        int active = !strcmp(types[i], type);
+        const char *st = active ? "True" : "False";
+        const char *rs = active ? reason : GR_NVCRE_REASON_NOT_APPLICABLE;
+        const char *ms = active ? msg : "";
+        json_t *old = NULL;
+        size_t j;
+        json_t *c;
+        json_array_foreach(conds, j, c) if (!strcmp(sget(c, "type"), types[i])) old = c;
+        json_t *ltt = old && !strcmp(sget(old, "status"), st)
+                          ? json_incref(json_object_get(old, "lastTransitionTime"))
+                          : now_str();
+        if (active && (!old || strcmp(sget(old, "status"), "True") ||
+                       strcmp(sget(old, "reason"), rs) || strcmp(sget(old, "message"), ms)))
+            changed = 1;
+        json_array_append_new(fresh,
+                              json_pack("{s:s,s:s,s:s,s:s,s:o,s:I}", "type", types[i], "status", st,
+                                        "reason", rs, "message", ms, "lastTransitionTime",
+                                        ltt ? ltt : now_str(), "observedGeneration", gen));
+    }
+    size_t j;
+    json_t *c;
+    json_array_foreach(conds, j, c)
+    {
+        if (!gr_nvcre_condition_is_exclusive(sget(c, "type")))
+            json_array_append(fresh, c);
+    }
+    json_object_set_new(status, "conditions", fresh);
+    return changed;
+}
+
+static void set_additive(json_t *status, const char *type, const char *reason, const char *msg,
+                         json_int_t gen)
+{
+    json_t *conds = json_object_get(status, "conditions");
+    size_t j;
+    json_t *c;
+    json_array_foreach(conds, j, c) if (!strcmp(sget(c, "type"), type)) return;
+    json_array_append_new(conds,
+                          json_pack("{s:s,s:s,s:s,s:s,s:o,s:I}", "type", type, "status", "True",
+                                    "reason", reason, "message", msg, "lastTransitionTime",
+                                    now_str(), "observedGeneration", gen));
+}
+
+static int cond_true(const json_t *obj, const char *type, const char **reason)
+{
+    size_t j;
+    json_t *c;
+    json_array_foreach(gr_json_ptr_get(obj, "/status/conditions"), j, c)
+    {
+        if (!strcmp(sget(c, "type"), type) && !strcmp(sget(c, "status"), "True")) {
+            if (reason)
+                *reason = sget(c, "reason");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ status write */
+
+/* Write the status computed from `wf` (as read from the cache) with wf's
+ * resourceVersion: a Workflow changed since (a newer status written by a
+ * reconcile that saw fresher state) makes the API server answer 409, and
+ * the key is retried once the cache has caught up. A status recomputed from
+ * a stale read therefore never overwrites a newer one. */
+static int write_status(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status, gr_err *err)
+{
+    if (gr_json_equal(json_object_get(wf, "status"), status))
+        return GR_OK;
+    json_t *obj = json_deep_copy(wf);
+    if (!obj)
+        return gr_err_set(err, GR_ENOMEM, "workflow status: out of memory");
+    json_object_set(obj, "status", status);
+    gr_kube_status st;
+    const char *ns = sget(json_object_get(wf, "metadata"), "namespace");
+    int rc = gr_kube_update_status(c->c, &GVR_WORKFLOWS, ns, obj, NULL, NULL, &st, err);
+    json_decref(obj);
+    if (rc != GR_OK && st.reason == GR_KUBE_REASON_CONFLICT)
+        return gr_err_set(err, GR_ECONFLICT,
+                          "Workflow %s/%s changed since it was read; retrying with a fresh copy",
+                          ns, sget(json_object_get(wf, "metadata"), "name"));
+    return rc;
+}
+
+/* core/v1 Events. The recorder plans the body (aggregation, truncation);
+ * we send it to the core group ourselves: gr_kube_event() posts core/v1
+ * bodies to events.k8s.io, which the API server refuses (400). */
+static const gr_kube_gvr GVR_CORE_EVENTS = {"", "v1", "events"};
+
+static void emit(gr_nvcre_wf_ctl *c, const json_t *obj, const char *type, const char *reason,
+                 const char *msg)
+{
+    gr_err e = {0};
+    json_t *body = NULL;
+    bool create = false;
+    const char *ns = NULL, *name = NULL;
+    int rc = gr_kube_events_plan(c->ev, obj, type, reason, msg, now_ns(), &body, &create, &ns,
+                                 &name, &e);
+    if (rc == GR_OK) {
+        gr_kube_status st;
+        if (create)
+            rc = gr_kube_create(c->c, &GVR_CORE_EVENTS, ns, body, NULL, NULL, &st, &e);
+        else
+            rc = gr_kube_patch(c->c, &GVR_CORE_EVENTS, ns, name, GR_KUBE_PATCH_MERGE, body, NULL,
+                               NULL, &st, &e);
+    }
+    json_decref(body);
+    if (rc != GR_OK)
+        gr_log(GR_LOG_WARN, MOD, "event failed", GR_KV_STR("reason", reason),
+               GR_KV_STR("error", e.msg), GR_KV_END);
+}
+
+static void emit_all(gr_nvcre_wf_ctl *c, const json_t *wf, const json_t *events)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(events, i, e)
+        emit(c, wf, sget(e, "type"), sget(e, "reason"), sget(e, "message"));
+}
+
+static int fail_wf(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status, const char *reason,
+                   const char *msg, gr_err *err)
+{
+    json_int_t gen = json_integer_value(gr_json_ptr_get(wf, "/metadata/generation"));
+    int ch = set_exclusive(status, GR_NVCRE_COND_FAILED, reason, msg, gen);
+    int rc = write_status(c, wf, status, err);
+    if (rc == GR_OK && ch)
+        emit(c, wf, "Warning", reason, msg);
+    return rc;
+}
+
+/* ----------------------------------------------------------- dependencies */
+
+static int gvr_of(const json_t *obj, char *group, size_t gsz, char *version, size_t vsz,
+                  char *plural, size_t psz)
+{
+    const char *av = sget(obj, "apiVersion"), *kind = sget(obj, "kind");
+    const char *slash = strchr(av, '/');
+    if (slash) {
+        snprintf(group, gsz, "%.*s", (int)(slash - av), av);
+        snprintf(version, vsz, "%s", slash + 1);
+    } else {
+        snprintf(group, gsz, "%s", "");
+        snprintf(version, vsz, "%s", av);
+    }
+    size_t n = strlen(kind), i;
+    if (!n || n + 3 > psz)
+        return GR_EINVAL;
+    for (i = 0; i < n; i++)
+        plural[i] = (char)(kind[i] >= 'A' && kind[i] <= 'Z' ? kind[i] - 'A' + 'a' : kind[i]);
+    plural[i] = 0;
+    /* English plural of the kinds a Workflow uses (Kubernetes' default). */
+    if (plural[i - 1] == 's')
+        strcat(plural, "es");
+    else if (plural[i - 1] == 'y')
+        strcpy(plural + i - 1, "ies");
+    else
+        strcat(plural, "s");
+    return GR_OK;
+}
+
+static int ensure_deps(gr_nvcre_wf_ctl *c, const json_t *wf, const json_t *deps, json_t *refs,
+                       const char **reason, gr_err *err)
+{
+    const json_t *md = json_object_get(wf, "metadata");
+    const char *ns = sget(md, "namespace"), *wname = sget(md, "name"), *uid = sget(md, "uid");
+    size_t i;
+    json_t *d;
+    json_array_foreach(deps, i, d)
+    {
+        char g[128], v[64], p[128];
+        if (gvr_of(d, g, sizeof(g), v, sizeof(v), p, sizeof(p)) != GR_OK) {
+            *reason = GR_NVCRE_REASON_DEPENDENCY_CREATION_ERROR;
+            return gr_err_set(err, GR_ESTATE, "dependencies[%zu]: needs apiVersion and kind", i);
+        }
+        gr_kube_gvr gvr = {g, v, p};
+        json_t *obj = json_deep_copy(d);
+        json_object_del(obj, "when");
+        json_t *om = obj_get(obj, "metadata");
+        json_object_set_new(obj_get(om, "labels"), GR_NVCRE_LABEL_WORKFLOW, json_string(wname));
+        json_object_set_new(obj_get(om, "annotations"), GR_NVCRE_ANN_WORKFLOW_UID,
+                            json_string(uid));
+        int cluster_scoped = !strncmp(sget(d, "kind"), "Cluster", 7);
+        if (!cluster_scoped) {
+            json_object_set_new(om, "namespace", json_string(ns));
+            gr_kube_set_controller_ref(obj, wf, NULL);
+        }
+        gr_kube_status st;
+        int rc = gr_kube_create(c->c, &gvr, cluster_scoped ? NULL : ns, obj, NULL, NULL, &st, err);
+        if (rc != GR_OK && st.reason == GR_KUBE_REASON_ALREADY_EXISTS) {
+            json_t *have = NULL;
+            rc = gr_kube_get(c->c, &gvr, cluster_scoped ? NULL : ns, sget(om, "name"), NULL, &have,
+                             &st, err);
+            const char *hu =
+                sget(gr_json_ptr_get(have, "/metadata/annotations"), GR_NVCRE_ANN_WORKFLOW_UID);
+            int owned = rc == GR_OK && !strcmp(hu, uid);
+            json_decref(have);
+            if (!owned) {
+                json_decref(obj);
+                *reason = GR_NVCRE_REASON_DEPENDENCY_NAME_COLLISION;
+                return gr_err_set(err, GR_ESTATE, GR_NVCRE_WF_MSG_DEP_COLLISION_FMT,
+                                  sget(d, "kind"), sget(om, "name"), wname);
+            }
+            rc = GR_OK;
+        }
+        if (rc != GR_OK) {
+            json_decref(obj);
+            *reason = GR_NVCRE_REASON_DEPENDENCY_CREATION_ERROR;
+            char m[GR_ERR_MSG_MAX];
+            snprintf(m, sizeof(m), "%s", err ? err->msg : "");
+            return gr_err_set(err, GR_ESTATE, "dependency %s \"%s\": %s", sget(d, "kind"),
+                              sget(om, "name"), m);
+        }
+        json_t *ref = json_pack("{s:s,s:s,s:s,s:s}", "apiVersion", sget(d, "apiVersion"), "kind",
+                                sget(d, "kind"), "name", sget(om, "name"), "scope", "workflow");
+        if (!cluster_scoped)
+            json_object_set_new(ref, "namespace", json_string(ns));
+        json_array_append_new(refs, ref);
+        json_decref(obj);
+    }
+    return GR_OK;
+}
+
+/* --------------------------------------------------------------- deletion */
+
+static int handle_deletion(gr_nvcre_wf_ctl *c, const json_t *wf, int64_t *requeue, gr_err *err)
+{
+    const json_t *md = json_object_get(wf, "metadata");
+    const char *ns = sget(md, "namespace"), *name = sget(md, "name");
+    char sel[320];
+    snprintf(sel, sizeof(sel), "%s=%s", GR_NVCRE_LABEL_WORKFLOW, name);
+    gr_kube_opts lo = {.label_selector = sel};
+    json_t *list = NULL;
+    gr_kube_status st;
+    int rc = gr_kube_list(c->c, &GVR_JOBS, ns, &lo, &list, &st, err);
+    if (rc != GR_OK)
+        return rc;
+    size_t i;
+    json_t *j;
+    size_t left = json_array_size(json_object_get(list, "items"));
+    json_array_foreach(json_object_get(list, "items"), i, j)
+    {
+        gr_kube_opts d = {.precondition_uid = sget(json_object_get(j, "metadata"), "uid"),
+                          .propagation = "Background"};
+        gr_kube_delete(c->c, &GVR_JOBS, ns, sget(json_object_get(j, "metadata"), "name"), &d, NULL,
+                       &st, NULL);
+    }
+    json_decref(list);
+    if (left > 0) {
+        *requeue = 1000000000LL; /* wait until the Jobs are gone */
+        return GR_OK;
+    }
+    /* Dependencies in reverse order, owned only. */
+    const json_t *refs = gr_json_ptr_get(wf, "/status/dependencyRefs");
+    for (size_t k = json_array_size(refs); k-- > 0;) {
+        const json_t *r = json_array_get(refs, k);
+        char g[128], v[64], p[128];
+        if (gvr_of(r, g, sizeof(g), v, sizeof(v), p, sizeof(p)) != GR_OK)
+            continue;
+        gr_kube_gvr gvr = {g, v, p};
+        json_t *have = NULL;
+        const char *rns = *sget(r, "namespace") ? sget(r, "namespace") : NULL;
+        if (gr_kube_get(c->c, &gvr, rns, sget(r, "name"), NULL, &have, &st, NULL) != GR_OK)
+            continue;
+        if (!strcmp(sget(gr_json_ptr_get(have, "/metadata/annotations"), GR_NVCRE_ANN_WORKFLOW_UID),
+                    sget(md, "uid"))) {
+            gr_kube_opts d = {.precondition_uid = sget(json_object_get(have, "metadata"), "uid")};
+            gr_kube_delete(c->c, &gvr, rns, sget(r, "name"), &d, NULL, &st, NULL);
+        }
+        json_decref(have);
+    }
+    bool changed;
+    rc = gr_kube_finalizer_drop(c->c, &GVR_WORKFLOWS, ns, name, GR_NVCRE_FINALIZER_WORKFLOW,
+                                &changed, err);
+    return rc == GR_ENOTFOUND ? GR_OK : rc;
+}
+
+/* ------------------------------------------------------------ first pass */
+
+static int discover_and_partition(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status, gr_err *err)
+{
+    json_t *nodes = NULL;
+    int rc = gr_kube_cache_list(c->nodes, NULL, NULL, &nodes, err);
+    if (rc != GR_OK)
+        return rc;
+    json_t *plan = NULL;
+    const char *reason = NULL;
+    gr_err perr = {0};
+    rc = gr_nvcre_wf_plan(wf, nodes, &plan, &reason, &perr);
+    json_decref(nodes);
+    json_t *orch = obj_get(status, "orchestration");
+    json_object_set_new(status, "namespace",
+                        json_string(sget(json_object_get(wf, "metadata"), "namespace")));
+    if (plan) {
+        if (json_object_get(plan, "platform"))
+            json_object_set(orch, "detectedPlatform", json_object_get(plan, "platform"));
+        if (json_object_get(plan, "gpuArchitecture"))
+            json_object_set(orch, "detectedGPUArchitecture",
+                            json_object_get(plan, "gpuArchitecture"));
+        if (json_array_size(json_object_get(plan, "appliedOverrides")))
+            json_object_set(orch, "appliedOverrides", json_object_get(plan, "appliedOverrides"));
+        json_t *ex = json_array();
+        size_t i;
+        json_t *x;
+        json_array_foreach(json_object_get(plan, "excludedNodes"), i, x)
+            json_array_append_new(ex, json_string(sget(x, "name")));
+        if (json_array_size(ex))
+            json_object_set(orch, "excludedNodes", ex);
+        json_decref(ex);
+        if (json_object_get(plan, "exclusionReason"))
+            json_object_set(orch, "exclusionReason", json_object_get(plan, "exclusionReason"));
+        emit_all(c, wf, json_object_get(plan, "events"));
+    }
+    if (rc == GR_ESTATE) {
+        rc = fail_wf(c, wf, status, reason ? reason : GR_NVCRE_REASON_PARTITION_ERROR, perr.msg,
+                     err);
+        json_decref(plan);
+        return rc;
+    }
+    if (rc != GR_OK) {
+        json_decref(plan);
+        return gr_err_set(err, rc, "%s", perr.msg);
+    }
+    /* Workflow-scoped dependencies, after the gang contract passed. */
+    json_t *refs = json_array();
+    rc = ensure_deps(c, wf, json_object_get(plan, "dependencies"), refs, &reason, &perr);
+    if (rc == GR_ESTATE) {
+        json_decref(refs);
+        rc = fail_wf(c, wf, status, reason, perr.msg, err);
+        json_decref(plan);
+        return rc;
+    }
+    if (rc != GR_OK) {
+        json_decref(refs);
+        json_decref(plan);
+        return gr_err_set(err, rc, "%s", perr.msg);
+    }
+    if (json_array_size(refs))
+        json_object_set(status, "dependencyRefs", refs);
+    json_decref(refs);
+    json_t *groups = json_array();
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(plan, "groups"), i, g)
+    {
+        json_t *ng = json_deep_copy(g);
+        if (json_array_size(json_object_get(ng, "domains")) == 0)
+            json_object_del(ng, "domains");
+        json_object_set_new(ng, "phase", json_string(GR_NVCRE_PHASE_PENDING));
+        json_array_append_new(groups, ng);
+    }
+    json_object_set(orch, "totalNodes", json_object_get(plan, "totalNodes"));
+    json_object_set(orch, "nodesPerJob", json_object_get(plan, "nodesPerJob"));
+    json_object_set_new(orch, "totalGroups", json_integer((json_int_t)json_array_size(groups)));
+    json_object_set_new(orch, "groups", groups);
+    json_object_set_new(orch, "currentIteration", json_integer(1));
+    json_object_set_new(orch, "completedIterations", json_integer(0));
+    json_int_t gen = json_integer_value(gr_json_ptr_get(wf, "/metadata/generation"));
+    const char *msg = sget(plan, "message");
+    int ch = set_exclusive(status, GR_NVCRE_COND_IN_PROGRESS, GR_NVCRE_REASON_GROUPS_PARTITIONED,
+                           msg, gen);
+    rc = write_status(c, wf, status, err);
+    if (rc == GR_OK && ch)
+        emit(c, wf, "Normal", GR_NVCRE_REASON_GROUPS_PARTITIONED, msg);
+    json_decref(plan);
+    return rc;
+}
+
+/* ------------------------------------------------------------ tracking */
+
+/* The effective spec with the persisted detection (re-run each reconcile). */
+static int effective_spec(const json_t *wf, json_t **eff, const char **reason, gr_err *err)
+{
+    const json_t *orch = gr_json_ptr_get(wf, "/status/orchestration");
+    const json_t *spec = json_object_get(wf, "spec");
+    gr_nvcre_wf_ctx ctx = {
+        sget(orch, "detectedPlatform"), sget(orch, "detectedGPUArchitecture"),
+        GR_NVCRE_KIND_TRAIN_JOB,
+        gr_json_ptr_get(spec, "/orchestration/topology/topologyKey") ? "topology" : "simple", 0};
+    int rc = gr_nvcre_wf_apply_overrides(spec, &ctx, eff, NULL, NULL, reason, err);
+    if (rc != GR_OK)
+        return rc;
+    return gr_nvcre_wf_gang_check(*eff, NULL, reason, err);
+}
+
+static int group_nodes_overlap(const json_t *groups, const json_t *g)
+{
+    size_t i, a, b;
+    json_t *o, *x, *y;
+    json_array_foreach(groups, i, o)
+    {
+        if (o == g || strcmp(sget(o, "phase"), GR_NVCRE_PHASE_RUNNING))
+            continue;
+        json_array_foreach(json_object_get(o, "nodes"), a, x)
+            json_array_foreach(json_object_get(g, "nodes"), b, y) if (json_equal(x, y)) return 1;
+    }
+    return 0;
+}
+
+typedef struct job_status_ctx {
+    const char *msg;
+} job_status_ctx;
+
+static int mark_timed_out(json_t *job, void *ctx, gr_err *err)
+{
+    (void)err;
+    job_status_ctx *j = ctx;
+    json_t *st = obj_get(job, "status");
+    set_exclusive(st, GR_NVCRE_COND_FAILED, GR_NVCRE_REASON_JOB_TIMED_OUT, j->msg,
+                  json_integer_value(gr_json_ptr_get(job, "/metadata/generation")));
+    return GR_OK;
+}
+
+/* status.nodeResults: node name → {result, reason, message, hardware,
+ * validation}; the node-result ConfigMaps are built from it. */
+static void record_failed_nodes(json_t *status, const json_t *job, const json_t *group, int hw,
+                                int val)
+{
+    json_t *nr = obj_get(status, "nodeResults");
+    const json_t *fn = gr_json_ptr_get(job, "/status/failedNodes");
+    size_t i;
+    json_t *x;
+    if (json_array_size(fn)) {
+        json_array_foreach(fn, i, x) json_object_set_new(
+            nr, sget(x, "name"),
+            json_pack("{s:s,s:s,s:s,s:b,s:b}", "result", "Failed", "reason",
+                      *sget(x, "reason") ? sget(x, "reason") : GR_NVCRE_NODE_REASON_WORKLOAD_FAILED,
+                      "message", sget(x, "message"), "hardware", hw, "validation", val && !hw));
+    } else {
+        json_array_foreach(json_object_get(group, "nodes"), i, x)
+            json_object_set_new(nr, json_string_value(x),
+                                json_pack("{s:s,s:s,s:s,s:b,s:b}", "result", "Failed", "reason",
+                                          val && !hw ? GR_NVCRE_NODE_REASON_THRESHOLD_VIOLATION
+                                                     : GR_NVCRE_NODE_REASON_WORKLOAD_FAILED,
+                                          "message", job ? "Job failed" : "Job was deleted",
+                                          "hardware", hw, "validation", val && !hw));
+    }
+}
+
+static int write_result_cms(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status, gr_err *err)
+{
+    const json_t *md = json_object_get(wf, "metadata");
+    const char *ns = sget(md, "namespace"), *uid = sget(md, "uid");
+    json_t *nr = obj_get(status, "nodeResults");
+    json_t *succ = json_array(), *failed = json_array();
+    const char *nk;
+    json_t *nv;
+    json_object_foreach(nr, nk, nv)
+    {
+        if (!strcmp(sget(nv, "result"), "Failed"))
+            json_array_append_new(failed,
+                                  json_pack("{s:s,s:s,s:s}", "name", nk, "reason",
+                                            sget(nv, "reason"), "message", sget(nv, "message")));
+        else
+            json_array_append_new(succ, json_string(nk));
+    }
+    const char *prefixes[2] = {"succeeded-nodes", "failed-nodes"};
+    const char *keys[2] = {"succeeded-nodes.csv.gz", "failed-nodes.json.gz"};
+    const char *refs[2] = {GR_NVCRE_F_SUCCEEDED_NODES_REF, GR_NVCRE_F_FAILED_NODES_REF};
+    for (int k = 0; k < 2; k++) {
+        json_t *src = k ? failed : succ;
+        char *b64 = NULL;
+        int rc = k ? gr_nvcre_wf_failed_payload(src, &b64, err)
+                   : gr_nvcre_wf_succeeded_payload(src, &b64, err);
+        if (rc != GR_OK) {
+            json_decref(succ);
+            json_decref(failed);
+            return rc;
+        }
+        char name[96];
+        gr_nvcre_wf_result_cm_name(prefixes[k], uid, name, sizeof(name));
+        json_t *cm =
+            json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:s}}", "apiVersion", "v1", "kind",
+                      "ConfigMap", "metadata", "name", name, "namespace", ns, "labels",
+                      GR_NVCRE_LABEL_WORKFLOW, sget(md, "name"), "binaryData", keys[k], b64);
+        free(b64);
+        gr_kube_set_controller_ref(cm, wf, NULL);
+        gr_kube_opts ao = {.field_manager = "workflow-controller", .force = true};
+        gr_kube_status st;
+        rc = gr_kube_apply(c->c, &GR_KUBE_CONFIGMAPS, ns, cm, &ao, NULL, &st, err);
+        json_decref(cm);
+        if (rc != GR_OK) {
+            json_decref(succ);
+            json_decref(failed);
+            return rc;
+        }
+        json_object_set_new(status, refs[k],
+                            json_pack("{s:s,s:s}", "kind", "ConfigMap", "name", name));
+    }
+    json_decref(succ);
+    json_decref(failed);
+    return GR_OK;
+}
+
+static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status, int64_t *requeue,
+                            gr_err *err)
+{
+    const json_t *md = json_object_get(wf, "metadata");
+    const char *ns = sget(md, "namespace"), *wname = sget(md, "name");
+    json_int_t gen = json_integer_value(gr_json_ptr_get(wf, "/metadata/generation"));
+    json_t *orch = obj_get(status, "orchestration");
+    json_t *groups = json_object_get(orch, "groups");
+    json_t *eff = NULL;
+    const char *reason = NULL;
+    gr_err perr = {0};
+    int rc = effective_spec(wf, &eff, &reason, &perr);
+    if (rc == GR_ESTATE)
+        return fail_wf(c, wf, status, reason, perr.msg, err);
+    if (rc != GR_OK)
+        return gr_err_set(err, rc, "%s", perr.msg);
+    const json_t *exec = gr_json_ptr_get(eff, "/orchestration/execution");
+    int64_t timeout = 0;
+    if (*sget(exec, "timeoutPerJob"))
+        gr_duration_parse(sget(exec, "timeoutPerJob"), &timeout, NULL);
+    int retry_limit = (int)json_integer_value(json_object_get(exec, "retryFailedGroups"));
+    int max_conc = (int)json_integer_value(json_object_get(exec, "maxConcurrent"));
+    int iterations = (int)json_integer_value(gr_json_ptr_get(eff, "/orchestration/iterations"));
+    if (iterations < 1)
+        iterations = 1;
+    int cur = (int)json_integer_value(json_object_get(orch, "currentIteration"));
+    if (cur < 1)
+        cur = 1;
+    int single = iterations <= 1 && json_array_size(groups) <= 1 &&
+                 !gr_json_ptr_get(eff, "/orchestration/diagnose");
+    int64_t now = now_ns();
+    size_t i;
+    json_t *g;
+    int running = 0;
+    /* 1. Track running groups. */
+    json_array_foreach(groups, i, g)
+    {
+        if (strcmp(sget(g, "phase"), GR_NVCRE_PHASE_RUNNING))
+            continue;
+        const char *jn = sget(json_object_get(g, "jobRef"), "name");
+        json_t *job = NULL;
+        char key[320];
+        snprintf(key, sizeof(key), "%s/%s", ns, jn);
+        int grc = gr_kube_cache_get(c->jobs, key, &job, NULL);
+        if (grc == GR_ENOTFOUND) {
+            /* Confirm with an uncached read: a Job created a moment ago may
+             * not be in the cache yet (upstream #384/#385). */
+            gr_kube_status st;
+            grc = gr_kube_get(c->c, &GVR_JOBS, ns, jn, NULL, &job, &st, NULL);
+            if (grc != GR_OK && st.reason == GR_KUBE_REASON_NOT_FOUND)
+                grc = GR_ENOTFOUND;
+        }
+        const char *phase = NULL;
+        int timed_out = 0, hw = 0, val = 0;
+        if (grc == GR_ENOTFOUND) {
+            phase = GR_NVCRE_PHASE_FAILED; /* deleted Job */
+        } else if (grc == GR_OK) {
+            const char *r = NULL;
+            hw = cond_true(job, GR_NVCRE_COND_HARDWARE_FAILED, NULL);
+            val = cond_true(job, GR_NVCRE_COND_VALIDATION_FAILED, NULL);
+            if (cond_true(job, GR_NVCRE_COND_FAILED, &r) || hw || val) {
+                phase = GR_NVCRE_PHASE_FAILED;
+                timed_out = !strcmp(r ? r : "", GR_NVCRE_REASON_JOB_TIMED_OUT);
+            } else if (cond_true(job, GR_NVCRE_COND_SUCCEEDED, NULL)) {
+                phase = GR_NVCRE_PHASE_SUCCEEDED;
+            } else if (timeout > 0) {
+                int to = 0, blocked = 0;
+                int64_t gs = 0;
+                gr_time_parse_ns(sget(g, "startTime"), &gs, NULL);
+                gr_nvcre_wf_job_timed_out(job, gs, timeout, now, &to, &blocked);
+                if (to) {
+                    job_status_ctx jc = {blocked ? GR_NVCRE_MSG_JOB_TIMED_OUT_BLOCKED
+                                                 : GR_NVCRE_MSG_JOB_TIMED_OUT};
+                    gr_kube_status st;
+                    gr_kube_status_update_retry(c->c, &GVR_JOBS, ns, jn, mark_timed_out, &jc, NULL,
+                                                &st, NULL);
+                    emit(c, job, "Warning", GR_NVCRE_REASON_JOB_TIMED_OUT, jc.msg);
+                    phase = GR_NVCRE_PHASE_FAILED;
+                    timed_out = 1;
+                }
+            }
+        } else {
+            json_decref(eff);
+            return gr_err_set(err, grc, "reading Job %s failed", key);
+        }
+        if (!phase) {
+            running++;
+            json_decref(job);
+            continue;
+        }
+        if (!strcmp(phase, GR_NVCRE_PHASE_FAILED)) {
+            int retries = (int)json_integer_value(json_object_get(g, "retries"));
+            if (retry_limit > 0 && retries < retry_limit && !timed_out) {
+                gr_kube_status st;
+                gr_kube_delete(c->c, &GVR_JOBS, ns, jn, NULL, NULL, &st, NULL);
+                json_object_set_new(g, "retries", json_integer(retries + 1));
+                json_object_set_new(g, "phase", json_string(GR_NVCRE_PHASE_PENDING));
+                json_object_del(g, "jobRef");
+                json_object_del(g, "startTime");
+                json_decref(job);
+                continue;
+            }
+            record_failed_nodes(status, job, g, hw, val);
+        }
+        json_object_set_new(g, "phase", json_string(phase));
+        json_object_set_new(g, "completionTime", now_str());
+        json_decref(job);
+    }
+    /* 2. Iteration complete? */
+    int all_terminal = json_array_size(groups) > 0;
+    json_array_foreach(groups, i, g)
+    {
+        const char *p = sget(g, "phase");
+        if (strcmp(p, GR_NVCRE_PHASE_SUCCEEDED) && strcmp(p, GR_NVCRE_PHASE_FAILED))
+            all_terminal = 0;
+    }
+    if (all_terminal) {
+        int completed = (int)json_integer_value(json_object_get(orch, "completedIterations")) + 1;
+        json_object_set_new(orch, "completedIterations", json_integer(completed));
+        json_t *hist = json_object_get(orch, "iterationHistory");
+        if (!json_is_array(hist) && completed < iterations) {
+            hist = json_array();
+            json_object_set_new(orch, "iterationHistory", hist);
+        }
+        json_t *hg = json_array();
+        json_array_foreach(groups, i, g)
+        {
+            json_t *e = json_pack("{s:s,s:s}", "name", sget(g, "name"), "phase", sget(g, "phase"));
+            if (json_object_get(g, "jobRef"))
+                json_object_set_new(e, "jobName",
+                                    json_string(sget(json_object_get(g, "jobRef"), "name")));
+            if (*sget(g, "startTime"))
+                json_object_set(e, "startTime", json_object_get(g, "startTime"));
+            if (*sget(g, "completionTime"))
+                json_object_set(e, "completionTime", json_object_get(g, "completionTime"));
+            json_array_append_new(hg, e);
+        }
+        if (completed < iterations) {
+            json_array_append_new(hist, json_pack("{s:i,s:o}", "iteration", cur, "groups", hg));
+            json_array_foreach(groups, i, g)
+            {
+                const char *jn = sget(json_object_get(g, "jobRef"), "name");
+                if (*jn) {
+                    gr_kube_status st;
+                    gr_kube_delete(c->c, &GVR_JOBS, ns, jn, NULL, NULL, &st, NULL);
+                }
+                json_object_set_new(g, "phase", json_string(GR_NVCRE_PHASE_PENDING));
+                json_object_set_new(g, "retries", json_integer(0));
+                json_object_del(g, "jobRef");
+                json_object_del(g, "startTime");
+                json_object_del(g, "completionTime");
+            }
+            cur = completed + 1;
+            json_object_set_new(orch, "currentIteration", json_integer(cur));
+            char msg[256];
+            snprintf(msg, sizeof(msg), GR_NVCRE_MSG_ITERATION_COMPLETED_FMT, completed, iterations);
+            if (set_exclusive(status, GR_NVCRE_COND_IN_PROGRESS,
+                              GR_NVCRE_REASON_ITERATION_COMPLETED, msg, gen))
+                emit(c, wf, "Normal", GR_NVCRE_REASON_ITERATION_COMPLETED, msg);
+        } else {
+            /* Final status over the history and the current groups. */
+            int failed = 0, hwf = 0, valonly = 1, vf = 0;
+            size_t k;
+            json_t *h;
+            json_array_foreach(hist, k, h)
+            {
+                size_t q;
+                json_t *hgp;
+                json_array_foreach(json_object_get(h, "groups"), q, hgp) failed +=
+                    !strcmp(sget(hgp, "phase"), GR_NVCRE_PHASE_FAILED);
+            }
+            json_array_foreach(groups, k, h) failed +=
+                !strcmp(sget(h, "phase"), GR_NVCRE_PHASE_FAILED);
+            json_t *nr = obj_get(status, "nodeResults");
+            const char *nk;
+            json_t *nv;
+            json_object_foreach(nr, nk, nv)
+            {
+                if (strcmp(sget(nv, "result"), "Failed"))
+                    continue;
+                hwf |= json_is_true(json_object_get(nv, "hardware"));
+                vf |= json_is_true(json_object_get(nv, "validation"));
+                valonly &= json_is_true(json_object_get(nv, "validation"));
+            }
+            json_array_foreach(groups, k, h)
+            {
+                if (strcmp(sget(h, "phase"), GR_NVCRE_PHASE_SUCCEEDED))
+                    continue;
+                size_t q;
+                json_t *n;
+                json_array_foreach(json_object_get(h, "nodes"), q,
+                                   n) if (!json_object_get(nr, json_string_value(n)))
+                    json_object_set_new(nr, json_string_value(n),
+                                        json_pack("{s:s}", "result", "Succeeded"));
+            }
+            json_decref(hg);
+            char msg[256];
+            const char *fr = gr_nvcre_wf_final_reason(failed, hwf, failed && valonly, iterations,
+                                                      msg, sizeof(msg));
+            json_object_set_new(orch, "currentIteration", json_integer(iterations));
+            rc = write_result_cms(c, wf, status, err);
+            if (rc != GR_OK) {
+                json_decref(eff);
+                return rc;
+            }
+            int ch = set_exclusive(status, failed ? GR_NVCRE_COND_FAILED : GR_NVCRE_COND_SUCCEEDED,
+                                   fr, msg, gen);
+            if (vf)
+                set_additive(status, GR_NVCRE_COND_VALIDATION_FAILED,
+                             GR_NVCRE_REASON_JOB_VALIDATION_FAILED,
+                             GR_NVCRE_MSG_JOB_VALIDATION_FAILED, gen);
+            json_decref(eff);
+            rc = write_status(c, wf, status, err);
+            if (rc == GR_OK && ch)
+                emit(c, wf, failed ? "Warning" : "Normal", fr, msg);
+            return rc;
+        }
+    }
+    /* 3. Launch pending groups. */
+    json_array_foreach(groups, i, g)
+    {
+        if (strcmp(sget(g, "phase"), GR_NVCRE_PHASE_PENDING))
+            continue;
+        if (max_conc > 0 && running >= max_conc)
+            break;
+        if (group_nodes_overlap(groups, g))
+            continue; /* overflow groups wait for their lenders */
+        /* WF-36, WF-37: the gang contract again before every group. */
+        json_t *eff2 = NULL;
+        rc = effective_spec(wf, &eff2, &reason, &perr);
+        if (rc == GR_ESTATE) {
+            char m[GR_ERR_MSG_MAX + 64];
+            snprintf(m, sizeof(m), "group %s: %s", sget(g, "name"), perr.msg);
+            json_decref(eff);
+            return fail_wf(c, wf, status, reason, m, err);
+        }
+        json_decref(eff2);
+        json_t *job = NULL;
+        rc = gr_nvcre_wf_render_job(wf, eff, g, cur, single, &job, &perr);
+        if (rc != GR_OK) {
+            json_decref(eff);
+            return fail_wf(c, wf, status, GR_NVCRE_REASON_JOB_CREATION_ERROR, perr.msg, err);
+        }
+        const char *jn = sget(json_object_get(job, "metadata"), "name");
+        char jname[128];
+        snprintf(jname, sizeof(jname), "%s", jn);
+        gr_kube_status st;
+        rc = gr_kube_create(c->c, &GVR_JOBS, ns, job, NULL, NULL, &st, &perr);
+        json_decref(job);
+        if (rc != GR_OK && st.reason == GR_KUBE_REASON_ALREADY_EXISTS) {
+            json_t *have = NULL;
+            rc = gr_kube_get(c->c, &GVR_JOBS, ns, jname, NULL, &have, &st, &perr);
+            int ours = 0;
+            size_t k;
+            json_t *o;
+            json_array_foreach(gr_json_ptr_get(have, "/metadata/ownerReferences"), k, o) ours |=
+                json_is_true(json_object_get(o, "controller")) &&
+                !strcmp(sget(o, "uid"), sget(md, "uid"));
+            json_decref(have);
+            if (!ours) {
+                char m[512];
+                snprintf(m, sizeof(m), GR_NVCRE_WF_MSG_JOB_COLLISION_FMT, jname, ns, wname);
+                json_decref(eff);
+                return fail_wf(c, wf, status, GR_NVCRE_REASON_JOB_NAME_COLLISION, m, err);
+            }
+            rc = GR_OK;
+        }
+        if (rc != GR_OK) {
+            json_decref(eff);
+            if (st.reason == GR_KUBE_REASON_INVALID || st.reason == GR_KUBE_REASON_FORBIDDEN)
+                return fail_wf(c, wf, status, GR_NVCRE_REASON_JOB_CREATION_ERROR, perr.msg, err);
+            return gr_err_set(err, rc, "%s", perr.msg);
+        }
+        json_object_set_new(g, "phase", json_string(GR_NVCRE_PHASE_RUNNING));
+        json_object_set_new(g, "jobRef",
+                            json_pack("{s:s,s:s,s:s}", "apiVersion", GR_NVCRE_API_VERSION, "kind",
+                                      GR_NVCRE_KIND_JOB, "name", jname));
+        json_object_set_new(g, "startTime", now_str());
+        running++;
+    }
+    json_decref(eff);
+    if (running > 0) {
+        char msg[256];
+        snprintf(msg, sizeof(msg), GR_NVCRE_MSG_JOBS_RUNNING_FMT, cur, iterations, running);
+        if (set_exclusive(status, GR_NVCRE_COND_IN_PROGRESS, GR_NVCRE_REASON_JOB_RUNNING, msg, gen))
+            emit(c, wf, "Normal", GR_NVCRE_REASON_JOB_RUNNING, msg);
+    }
+    *requeue = c->requeue_ns;
+    return write_status(c, wf, status, err);
+}
+
+/* --------------------------------------------------------------- reconcile */
+
+static int reconcile(void *ctx, const char *key, int64_t *requeue_after_ns, gr_err *err)
+{
+    gr_nvcre_wf_ctl *c = ctx;
+    json_t *wf = NULL;
+    int rc = gr_kube_cache_get(c->workflows, key, &wf, err);
+    if (rc == GR_ENOTFOUND)
+        return GR_OK;
+    if (rc != GR_OK)
+        return rc;
+    const json_t *md = json_object_get(wf, "metadata");
+    const char *ns = sget(md, "namespace"), *name = sget(md, "name");
+    if (json_object_get(md, "deletionTimestamp")) {
+        rc = handle_deletion(c, wf, requeue_after_ns, err);
+        json_decref(wf);
+        return rc;
+    }
+    int has_fin = 0;
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(md, "finalizers"), i, f) has_fin |=
+        !strcmp(json_string_value(f) ? json_string_value(f) : "", GR_NVCRE_FINALIZER_WORKFLOW);
+    if (!has_fin) {
+        bool changed;
+        rc = gr_kube_finalizer_ensure(c->c, &GVR_WORKFLOWS, ns, name, GR_NVCRE_FINALIZER_WORKFLOW,
+                                      &changed, err);
+        json_decref(wf);
+        return rc == GR_ENOTFOUND ? GR_OK : rc; /* the update event brings us back */
+    }
+    if (cond_true(wf, GR_NVCRE_COND_SUCCEEDED, NULL) || cond_true(wf, GR_NVCRE_COND_FAILED, NULL)) {
+        json_decref(wf);
+        return GR_OK;
+    }
+    /* Decide on a fresh copy: the cache may lag behind our own last status
+     * write, and a decision taken on a stale status could relaunch a Job
+     * that was just deleted or finished. */
+    {
+        json_t *fresh = NULL;
+        gr_kube_status st;
+        rc = gr_kube_get(c->c, &GVR_WORKFLOWS, ns, name, NULL, &fresh, &st, err);
+        if (rc != GR_OK) {
+            json_decref(wf);
+            return st.reason == GR_KUBE_REASON_NOT_FOUND ? GR_OK : rc;
+        }
+        json_decref(wf);
+        wf = fresh;
+        md = json_object_get(wf, "metadata");
+        ns = sget(md, "namespace"); /* the old strings went with the old copy */
+        name = sget(md, "name");
+        if (json_object_get(md, "deletionTimestamp") ||
+            cond_true(wf, GR_NVCRE_COND_SUCCEEDED, NULL) ||
+            cond_true(wf, GR_NVCRE_COND_FAILED, NULL)) {
+            json_decref(wf);
+            *requeue_after_ns = 100000000; /* 100 ms: the deletion/terminal path next */
+            return GR_OK;
+        }
+    }
+    json_t *status = json_deep_copy(json_object_get(wf, "status"));
+    if (!json_is_object(status)) {
+        json_decref(status);
+        status = json_object();
+    }
+    if (json_integer_value(gr_json_ptr_get(status, "/orchestration/totalGroups")) == 0)
+        rc = discover_and_partition(c, wf, status, err);
+    else
+        rc = track_and_launch(c, wf, status, requeue_after_ns, err);
+    json_decref(status);
+    json_decref(wf);
+    return rc;
+}
+
+int gr_nvcre_wf_ctl_register(gr_kube_mgr *m, const gr_nvcre_wf_ctl_opts *o, gr_nvcre_wf_ctl **out,
+                             gr_err *err)
+{
+    *out = NULL;
+    gr_nvcre_wf_ctl *c = calloc(1, sizeof(*c));
+    if (!c)
+        return gr_err_set(err, GR_ENOMEM, "workflow controller: out of memory");
+    c->m = m;
+    c->c = gr_kube_mgr_client(m);
+    c->requeue_ns = o && o->requeue_ns > 0 ? o->requeue_ns : 15LL * 1000000000LL;
+    const char *ns = o ? o->ns : NULL;
+    int rc;
+    if ((rc = gr_kube_mgr_cache(
+             m, &(gr_kube_cache_opts){.gvr = GVR_WORKFLOWS, .ns = ns, .optional = true},
+             &c->workflows, err)) != GR_OK ||
+        (rc = gr_kube_mgr_cache(m, &(gr_kube_cache_opts){.gvr = GR_KUBE_NODES}, &c->nodes, err)) !=
+            GR_OK ||
+        (rc = gr_kube_mgr_cache(m,
+                                &(gr_kube_cache_opts){.gvr = GVR_JOBS, .ns = ns, .optional = true},
+                                &c->jobs, err)) != GR_OK)
+        goto fail;
+    if ((rc = gr_kube_events_new(c->c, "workflow-controller", NULL, &c->ev, err)) != GR_OK)
+        goto fail;
+    if ((rc = gr_kube_mgr_add_controller(
+             m,
+             &(gr_kube_ctl_opts){.name = "workflow",
+                                 .workers = o && o->workers > 0 ? o->workers : 1,
+                                 .reconcile = reconcile,
+                                 .ctx = c},
+             &c->ctl, err)) != GR_OK)
+        goto fail;
+    static const char kind[] = GR_NVCRE_KIND_WORKFLOW;
+    if ((rc = gr_kube_ctl_watch(c->ctl, c->workflows, NULL, NULL, err)) != GR_OK ||
+        (rc = gr_kube_ctl_watch(c->ctl, c->jobs, gr_kube_map_owner, (void *)(uintptr_t)kind,
+                                err)) != GR_OK ||
+        (rc = gr_kube_ctl_need(c->ctl, c->nodes, err)) != GR_OK)
+        goto fail;
+    *out = c;
+    return GR_OK;
+fail:
+    gr_nvcre_wf_ctl_free(c);
+    return rc;
+}
+
+void gr_nvcre_wf_ctl_free(gr_nvcre_wf_ctl *c)
+{
+    if (!c)
+        return;
+    gr_kube_events_free(c->ev);
+    free(c);
+}
