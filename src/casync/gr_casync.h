@@ -8,8 +8,10 @@
  * nvsentinel.nvidia.com/platform-connector-ca=true) in every namespace the
  * webhook injects into (PF-171..PF-175; facts §2.12):
  *
- *   - gr_casync_ensure(ns) when a pod is admitted there (get → create → on
- *     AlreadyExists re-get → update when data or labels differ);
+ *   - when a pod is admitted there: gr_casync_enqueue(ns) queues the
+ *     namespace (no API call on the admission path); the controller then
+ *     runs gr_casync_ensure(ns) (get → create → on AlreadyExists re-get →
+ *     update when data or labels differ);
  *   - for every namespace that matches the webhook's namespaceSelector, at
  *     start and whenever a namespace starts to match (a namespace informer
  *     with that label selector feeds a work queue);
@@ -31,8 +33,9 @@
  * or field and the fix), GR_ETOOBIG (CA file over GR_CASYNC_CA_MAX), GR_EIO
  * (file unreadable), the kube client's codes for API failures, GR_ENOMEM.
  *
- * Thread-safety: gr_casync_ensure() and gr_casync_tick() may be called from
- * any thread at any time (the webhook's server threads call ensure).
+ * Thread-safety: gr_casync_ensure(), gr_casync_enqueue() and gr_casync_tick()
+ * may be called from any thread at any time (the webhook's server threads
+ * call enqueue).
  */
 #ifndef GR_CASYNC_H
 #define GR_CASYNC_H
@@ -45,6 +48,7 @@
 
 #include "gr_buf.h"
 #include "gr_err.h"
+#include "gr_kube_mgr.h"
 #include "gr_kube_rest.h"
 
 #define GR_CASYNC_CM_NAME         "nvsentinel-platform-connector-ca" /* PF-171 */
@@ -130,6 +134,21 @@ int gr_casync_new(const gr_casync_opts *o, gr_casync **out, gr_err *err);
 /* Start the namespace informer, its workers and the ticker. Every namespace
  * matching the selector gets its copy (PF-173). */
 int gr_casync_start(gr_casync *s, gr_err *err);
+
+/* The same on the controller runtime (instead of gr_casync_start): a
+ * label-selected namespace cache on `m`, a leader-only controller
+ * "ca-bundle-sync" keyed by namespace (PF-173) and a leader-only runnable
+ * "ca-bundle-ticker" (PF-174), so only the elected replica writes. From
+ * here on the sync uses the manager's client. Before gr_kube_mgr_start;
+ * the manager must be freed before the sync. GR_ESTATE when started. */
+int gr_casync_attach(gr_casync *s, gr_kube_mgr *m, gr_err *err);
+
+/* Queue `ns` for an ensure by the controller (PF-172) without any API call:
+ * what the admission path calls (issue 20). A namespace whose copy this
+ * process already verified is skipped. On a replica that does not lead the
+ * key waits in the queue; the leader's namespace cache and tick cover the
+ * namespace meanwhile. */
+void gr_casync_enqueue(gr_casync *s, const char *ns);
 
 /* Make sure `ns` holds an up-to-date copy (PF-172). Answered from a cache
  * when this process already wrote or verified the copy for the current CA;

@@ -13,6 +13,7 @@
 #include "gr_casync.h"
 #include "gr_file.h"
 #include "gr_kube_informer.h"
+#include "gr_kube_mgr.h"
 #include "gr_kube_queue.h"
 #include "gr_log.h"
 
@@ -46,6 +47,10 @@ struct gr_casync {
 
     gr_kube_informer *inf;
     gr_kube_queue *q;
+    /* on the controller runtime (gr_casync_attach) instead of inf/q/ticker */
+    gr_kube_mgr *mgr;
+    gr_kube_cache *nscache;
+    gr_kube_ctl *mctl;
     gr_kube_controller *ctl;
     pthread_t ticker;
     bool ticker_started;
@@ -296,7 +301,24 @@ int gr_casync_ensure(gr_casync *s, const char *ns, gr_err *err)
     int rc = ensure_ns(s, ns, true, &gone, err);
     if (rc != GR_OK && !gone && s->q)
         gr_kube_queue_add_rate_limited(s->q, ns);
+    else if (rc != GR_OK && !gone && s->mctl)
+        gr_kube_ctl_enqueue_after(s->mctl, ns, 1000000000LL);
     return rc;
+}
+
+void gr_casync_enqueue(gr_casync *s, const char *ns)
+{
+    if (!s || !ns || !*ns)
+        return;
+    pthread_mutex_lock(&s->mu);
+    bool known = set_has(&s->ok, ns);
+    pthread_mutex_unlock(&s->mu);
+    if (known)
+        return;
+    if (s->mctl)
+        gr_kube_ctl_enqueue(s->mctl, ns);
+    else if (s->q)
+        gr_kube_queue_add(s->q, ns);
 }
 
 /* ------------------------------------------------------------- tick */
@@ -389,9 +411,26 @@ static int tick_locked(gr_casync *s, gr_err *err)
     for (size_t i = 0; todo && i < s->failed.n; i++)
         json_object_set_new(todo, s->failed.v[i], json_true());
     pthread_mutex_unlock(&s->mu);
-    if (todo && s->inf && first == GR_OK) {
+    if (todo && (s->inf || s->nscache) && first == GR_OK) {
         json_t *keys = NULL;
-        if (gr_kube_store_keys(gr_kube_informer_store(s->inf), &keys, NULL) == GR_OK) {
+        int krc = GR_OK;
+        if (s->inf) {
+            krc = gr_kube_store_keys(gr_kube_informer_store(s->inf), &keys, NULL);
+        } else {
+            json_t *items = NULL;
+            krc = gr_kube_cache_list(s->nscache, NULL, NULL, &items, NULL);
+            keys = krc == GR_OK ? json_array() : NULL;
+            size_t i;
+            json_t *it;
+            json_array_foreach(items, i, it)
+            {
+                const char *n = gr_kube_obj_meta(it, "name");
+                if (n && keys)
+                    json_array_append_new(keys, json_string(n));
+            }
+            json_decref(items);
+        }
+        if (krc == GR_OK && keys) {
             size_t i;
             json_t *k;
             json_array_foreach(keys, i, k)
@@ -557,6 +596,76 @@ int gr_casync_start(gr_casync *s, gr_err *err)
     s->ticker_started = true;
     gr_log(GR_LOG_INFO, MOD, "CA bundle sync started", GR_KV_STR("caFile", s->ca_file),
            GR_KV_STR("namespaceSelector", s->ns_selector),
+           GR_KV_INT("tickMs", s->tick_ns / 1000000), GR_KV_END);
+    return GR_OK;
+}
+
+/* ---------------------------------------------------- on the runtime */
+
+static size_t map_name(void *ctx, const json_t *obj, char (*keys)[GR_KUBE_KEY_MAX], size_t max)
+{
+    (void)ctx;
+    const char *name = gr_kube_obj_meta(obj, "name");
+    if (!name || !max || strlen(name) >= GR_KUBE_KEY_MAX)
+        return 0;
+    snprintf(keys[0], GR_KUBE_KEY_MAX, "%s", name);
+    return 1;
+}
+
+static void mgr_ns_delete(void *ctx, const json_t *obj)
+{
+    gr_casync *s = ctx;
+    const char *name = gr_kube_obj_meta(obj, "name");
+    if (!name)
+        return;
+    pthread_mutex_lock(&s->mu);
+    set_del(&s->ok, name);
+    set_del(&s->failed, name);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* The ticker as a leader-only runnable: returns soon after *stop. */
+static void tick_run(void *ctx, const atomic_int *stop)
+{
+    gr_casync *s = ctx;
+    int64_t next = gr_casync_next_tick(gr_kube_now_ns(), s->tick_ns);
+    while (!atomic_load(stop)) {
+        int64_t now = gr_kube_now_ns();
+        if (now >= next) {
+            gr_casync_tick(s, NULL); /* logs its own errors */
+            next = gr_casync_next_tick(gr_kube_now_ns(), s->tick_ns);
+            continue;
+        }
+        int64_t wait = next - now;
+        if (wait > 100000000LL)
+            wait = 100000000LL; /* look at *stop every 100 ms */
+        struct timespec ts = {(time_t)(wait / 1000000000LL), (long)(wait % 1000000000LL)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+int gr_casync_attach(gr_casync *s, gr_kube_mgr *m, gr_err *err)
+{
+    if (s->q || s->mgr)
+        return gr_err_set(err, GR_ESTATE, "CA bundle sync: already started");
+    s->mgr = m;
+    s->kc = gr_kube_mgr_client(m);
+    gr_kube_cache_opts co = {.gvr = GR_KUBE_NAMESPACES,
+                             .label_selector = *s->ns_selector ? s->ns_selector : NULL,
+                             .transform = trim_ns};
+    gr_kube_ctl_opts ko = {
+        .name = "ca-bundle-sync", .workers = s->workers, .reconcile = reconcile, .ctx = s};
+    gr_kube_handlers h = {.on_delete = mgr_ns_delete, .ctx = s};
+    gr_kube_runnable_opts ro = {.name = "ca-bundle-ticker", .run = tick_run, .ctx = s};
+    int rc;
+    if ((rc = gr_kube_mgr_cache(m, &co, &s->nscache, err)) != GR_OK ||
+        (rc = gr_kube_cache_add_handlers(s->nscache, &h, err)) != GR_OK ||
+        (rc = gr_kube_mgr_add_controller(m, &ko, &s->mctl, err)) != GR_OK ||
+        (rc = gr_kube_ctl_watch(s->mctl, s->nscache, map_name, NULL, err)) != GR_OK ||
+        (rc = gr_kube_mgr_add_runnable(m, &ro, err)) != GR_OK)
+        return rc;
+    gr_log(GR_LOG_INFO, MOD, "CA bundle sync on the controller runtime",
+           GR_KV_STR("caFile", s->ca_file), GR_KV_STR("namespaceSelector", s->ns_selector),
            GR_KV_INT("tickMs", s->tick_ns / 1000000), GR_KV_END);
     return GR_OK;
 }

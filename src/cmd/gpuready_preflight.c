@@ -36,18 +36,24 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gr_casync.h"
+#include "gr_duration.h"
 #include "gr_file.h"
 #include "gr_gang_ctl.h"
 #include "gr_json.h"
 #include "gr_kube_config.h"
+#include "gr_kube_mgr.h"
+#include "gr_kube_probe.h"
 #include "gr_log.h"
 #include "gr_preflight.h"
 #include "gr_preflight_server.h"
@@ -67,6 +73,10 @@ static void usage(FILE *f)
             "           [--max-body-bytes N] [--threads N] [--timeout SECONDS]\n"
             "           [--kubeconfig FILE] [--kube-api-qps N] [--kube-api-burst N]\n"
             "           [--workers N] [--loopback]\n"
+            "           [--leader-elect[=true|false]] [--leader-election-namespace NS]\n"
+            "           [--leader-elect-lease-duration 15s] [--leader-elect-renew-deadline 10s]\n"
+            "           [--leader-elect-retry-period 2s] [--health-probe-bind-address :8081]\n"
+            "           [--metrics-bind-address 0] [--field-manager gpuready-preflight]\n"
             "       %s inject --config FILE [--namespace NS] [--gang-id ID]\n"
             "           [--output yaml|json|patch] POD.yaml\n"
             "       %s check-config --config FILE\n"
@@ -228,13 +238,21 @@ typedef struct serve_opts {
     double qps;
     int burst;
     int workers;
+    /* controller runtime (gr_kube_mgr.h), as gpuready-manager's flags */
+    bool leader_elect;
+    const char *lease_ns; /* NULL: $POD_NAMESPACE, the in-cluster namespace, "default" */
+    int64_t lease_duration_ns, renew_deadline_ns, retry_period_ns;
+    const char *probe_addr;    /* /healthz /readyz of the runtime */
+    const char *metrics_addr;  /* "0": the runtime's metrics go to the webhook's /metrics */
+    const char *field_manager; /* NULL: GR_GANG_FIELD_MANAGER */
     gr_preflight_server_opts srv;
 } serve_opts;
 
-/* The gang half (everything behind gangCoordination.enabled) and the CA
- * bundle sync of publishTo: deployment, on one kube client. */
+/* The controllers (gang coordination, CA bundle sync) on one controller
+ * runtime manager, which owns the kube client. */
 typedef struct gang_rt {
-    gr_kube_client *kc;
+    gr_kube_mgr *m;     /* NULL when nothing needs the API */
+    gr_kube_client *kc; /* the manager's; or owned (check-gang) when m is NULL */
     gr_gang_service *svc;
     gr_casync *ca;               /* CA bundle sync, or NULL */
     gr_preflight_gang_ops inner; /* the gang resolver the hooks wrap */
@@ -242,9 +260,13 @@ typedef struct gang_rt {
 
 static void gang_rt_free(gang_rt *g)
 {
+    if (g->m)
+        gr_kube_mgr_free(g->m); /* graceful: drain, release the lease; frees kc */
+    else
+        gr_kube_client_free(g->kc);
     gr_casync_free(g->ca);
     gr_gang_service_free(g->svc);
-    gr_kube_client_free(g->kc);
+    g->m = NULL;
     g->ca = NULL;
     g->svc = NULL;
     g->kc = NULL;
@@ -273,19 +295,90 @@ static int open_client(const serve_opts *o, gang_rt *g, gr_err *err)
     return GR_OK;
 }
 
-/* Kube client and the validated gang service; started (informers,
- * controllers) only when `start`. */
-static int gang_open(const serve_opts *o, const gr_preflight_config *cfg, bool start, gang_rt *g,
-                     gr_err *err)
+#define SA_NAMESPACE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+/* The Lease namespace: the flag, $POD_NAMESPACE, the in-cluster namespace
+ * file, else "default" (as gpuready-manager). */
+static void lease_namespace(const serve_opts *o, char *out, size_t n)
 {
+    if (o->lease_ns && *o->lease_ns) {
+        snprintf(out, n, "%s", o->lease_ns);
+        return;
+    }
+    const char *env = getenv("POD_NAMESPACE");
+    if (env && *env) {
+        snprintf(out, n, "%s", env);
+        return;
+    }
+    FILE *fp = fopen(SA_NAMESPACE, "r");
+    if (fp) {
+        char buf[256] = "";
+        size_t r = fread(buf, 1, sizeof buf - 1, fp);
+        fclose(fp);
+        buf[r] = '\0';
+        while (r && (buf[r - 1] == '\n' || buf[r - 1] == ' ' || buf[r - 1] == '\r'))
+            buf[--r] = '\0';
+        if (r) {
+            snprintf(out, n, "%s", buf);
+            return;
+        }
+    }
+    snprintf(out, n, "default");
+}
+
+/* controller-runtime's identity: hostname ($POD_NAME when set) + "_" + a
+ * random suffix, so a restarted pod is a new candidate. */
+static void identity(char *out, size_t n)
+{
+    char host[256] = "";
+    const char *pod = getenv("POD_NAME");
+    if (pod && *pod)
+        snprintf(host, sizeof host, "%s", pod);
+    else if (gethostname(host, sizeof host) != 0)
+        snprintf(host, sizeof host, "gpuready-preflight");
+    host[sizeof host - 1] = '\0';
+    unsigned char rnd[8] = {0};
+    FILE *fp = fopen("/dev/urandom", "rb");
+    if (!fp || fread(rnd, 1, sizeof rnd, fp) != sizeof rnd) {
+        unsigned s = (unsigned)getpid() ^ (unsigned)gr_kube_now_ns();
+        for (size_t i = 0; i < sizeof rnd; i++)
+            rnd[i] = (unsigned char)rand_r(&s);
+    }
+    if (fp)
+        fclose(fp);
+    snprintf(out, n, "%s_%02x%02x%02x%02x%02x%02x%02x%02x", host, rnd[0], rnd[1], rnd[2], rnd[3],
+             rnd[4], rnd[5], rnd[6], rnd[7]);
+}
+
+/* The manager the controllers run on (takes the client). */
+static int open_manager(const serve_opts *o, gang_rt *g, gr_err *err)
+{
+    if (g->m)
+        return GR_OK;
     int rc = open_client(o, g, err);
     if (rc != GR_OK)
         return rc;
-    gr_gang_service_opts go = {.client = g->kc, .cfg = cfg, .workers = o->workers};
-    if ((rc = gr_gang_service_new(&go, &g->svc, err)) != GR_OK) /* PF-10, PF-11 */
+    char lns[256], id[512];
+    lease_namespace(o, lns, sizeof lns);
+    identity(id, sizeof id);
+    gr_kube_mgr_opts mo = {.name = "preflight-controllers",
+                           .probe_addr = o->probe_addr,
+                           .metrics_addr = o->metrics_addr,
+                           .leader_elect = o->leader_elect,
+                           .lease_ns = lns,
+                           .lease_name = GR_GANG_LEASE_NAME,
+                           .identity = id,
+                           .lease_duration_ns = o->lease_duration_ns,
+                           .renew_deadline_ns = o->renew_deadline_ns,
+                           .retry_period_ns = o->retry_period_ns};
+    gr_kube_client *kc = g->kc;
+    g->kc = NULL;
+    if ((rc = gr_kube_mgr_new(kc, &mo, &g->m, err)) != GR_OK) /* takes kc, also on failure */
         return rc;
-    if (start && (rc = gr_gang_service_start(g->svc, err)) != GR_OK)
-        return rc;
+    g->kc = gr_kube_mgr_client(g->m);
+    gr_log(GR_LOG_INFO, MOD, "controller runtime", GR_KV_BOOL("leaderElect", o->leader_elect),
+           GR_KV_STR("lease", GR_GANG_LEASE_NAME), GR_KV_STR("leaseNamespace", lns),
+           GR_KV_STR("identity", id), GR_KV_STR("probeAddr", o->probe_addr), GR_KV_END);
     return GR_OK;
 }
 
@@ -293,10 +386,11 @@ static int gang_open(const serve_opts *o, const gr_preflight_config *cfg, bool s
  * The one place the server picks its gang resolver. Gang coordination off:
  * the static resolver, which derives the gang from the admission object
  * alone (docs/webhook.md "Gang context"; it only matters when the config is
- * later turned on). On: the kube-backed gang service of src/gang (validates
- * the default discoverer against the cluster, then runs the coordinator,
- * the PreflightConfig controller and the Pod cache); its ops are
- * thread-safe and `cfg` outlives the server.
+ * later turned on). On: the gang service of src/gang (validates the default
+ * discoverer against the cluster, then runs its controllers on the
+ * manager: coordinator, topology and PreflightConfig status on the leader,
+ * the PreflightConfig resolver on every replica); its ops are thread-safe,
+ * make no API call, and `cfg` outlives the server.
  */
 static int pick_gang_resolver(const serve_opts *o, const gr_preflight_config *cfg, gang_rt *g,
                               gr_preflight_gang_ops *out, gr_err *err)
@@ -305,8 +399,14 @@ static int pick_gang_resolver(const serve_opts *o, const gr_preflight_config *cf
         *out = gr_preflight_gang_static_ops(cfg);
         return GR_OK;
     }
-    int rc = gang_open(o, cfg, true, g, err);
+    int rc = open_manager(o, g, err);
     if (rc != GR_OK)
+        return rc;
+    gr_gang_service_opts go = {
+        .client = g->kc, .cfg = cfg, .workers = o->workers, .field_manager = o->field_manager};
+    if ((rc = gr_gang_service_new(&go, &g->svc, err)) != GR_OK) /* PF-10, PF-11 */
+        return rc;
+    if ((rc = gr_gang_service_attach(g->svc, g->m, err)) != GR_OK)
         return rc;
     *out = gr_gang_service_ops(g->svc);
     return GR_OK;
@@ -320,7 +420,7 @@ static bool casync_wanted(const gr_preflight_config *cfg)
 }
 
 /* The hooks composed around the gang resolver: resolve and admitted go to it
- * unchanged, injected also ensures the namespace's CA bundle copy. */
+ * unchanged, injected also queues the namespace's CA bundle copy. */
 static int hooks_resolve(void *ud, const json_t *pod, const char *ns, gr_preflight_gang_ctx *ctx,
                          gr_err *err)
 {
@@ -343,15 +443,13 @@ static void hooks_injected(void *ud, const json_t *pod, const char *ns, const ch
     gang_rt *g = ud;
     if (g->inner.injected)
         g->inner.injected(g->inner.ud, pod, ns, pod_name);
-    gr_err err;
-    if (g->ca && gr_casync_ensure(g->ca, ns, &err) != GR_OK) /* PF-172 */
-        gr_log(GR_LOG_WARN, MOD, "CA bundle ConfigMap not ensured; retrying in the background",
-               GR_KV_STR("namespace", ns), GR_KV_STR("pod", pod_name), GR_KV_STR("error", err.msg),
-               GR_KV_END);
+    /* PF-172 off the request path (issue 20): queue, no API call */
+    gr_casync_enqueue(g->ca, ns);
 }
 
-/* publishTo: deployment: read the CA file, start the sync (PF-173, PF-174)
- * and wrap *ops so every admission with a patch ensures its namespace. */
+/* publishTo: deployment: read the CA file, attach the sync to the manager
+ * (PF-173, PF-174) and wrap *ops so every admission with a patch queues
+ * its namespace. */
 static int casync_open(const serve_opts *o, const gr_preflight_config *cfg, gang_rt *g,
                        gr_preflight_gang_ops *ops, gr_err *err)
 {
@@ -365,12 +463,12 @@ static int casync_open(const serve_opts *o, const gr_preflight_config *cfg, gang
     else
         rc = gr_buf_puts(&sel, GR_CASYNC_DEFAULT_NS_SELECTOR);
     if (rc == GR_OK)
-        rc = open_client(o, g, err);
+        rc = open_manager(o, g, err);
     if (rc == GR_OK) {
         gr_casync_opts co = {
             .client = g->kc, .ca_file = cfg->publish.ca_file, .ns_selector = gr_buf_cstr(&sel)};
         if ((rc = gr_casync_new(&co, &g->ca, err)) == GR_OK)
-            rc = gr_casync_start(g->ca, err);
+            rc = gr_casync_attach(g->ca, g->m, err);
     }
     gr_buf_free(&sel);
     if (rc != GR_OK)
@@ -381,38 +479,79 @@ static int casync_open(const serve_opts *o, const gr_preflight_config *cfg, gang
     return GR_OK;
 }
 
+/* The webhook's /readyz and /metrics include the runtime's. */
+static bool rt_ready(void *ctx, char *why, size_t why_sz)
+{
+    return gr_kube_mgr_ready(ctx, why, why_sz);
+}
+
+static int rt_metrics(void *ctx, gr_buf *out)
+{
+    return gr_kube_mgr_metrics_text(ctx, out);
+}
+
 static int fatal(const char *msg)
 {
     gr_log(GR_LOG_ERROR, MOD, "Fatal error", GR_KV_STR("error", msg), GR_KV_END);
     return 1;
 }
 
+static int parse_dur(const char *flag, const char *v, int64_t *out)
+{
+    gr_err err;
+    if (gr_duration_parse(v, out, &err) != GR_OK || *out <= 0) {
+        fprintf(stderr, "%s: must be a positive Go duration such as 15s\n", flag);
+        return 2;
+    }
+    return -1;
+}
+
 /* Parse the options shared by serve and check-gang; returns -1 to go on,
  * else the exit status. */
 static int parse_serve_opts(int argc, char **argv, serve_opts *o)
 {
-    static const struct option opts[] = {{"port", required_argument, NULL, 'p'},
-                                         {"cert-dir", required_argument, NULL, 'd'},
-                                         {"config", required_argument, NULL, 'c'},
-                                         {"max-body-bytes", required_argument, NULL, 'm'},
-                                         {"threads", required_argument, NULL, 't'},
-                                         {"timeout", required_argument, NULL, 'T'},
-                                         {"kubeconfig", required_argument, NULL, 'k'},
-                                         {"kube-api-qps", required_argument, NULL, 'q'},
-                                         {"kube-api-burst", required_argument, NULL, 'b'},
-                                         {"workers", required_argument, NULL, 'w'},
-                                         {"loopback", no_argument, NULL, 'l'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    enum {
+        OPT_LE = 256,
+        OPT_LE_NS,
+        OPT_LE_DUR,
+        OPT_LE_RENEW,
+        OPT_LE_RETRY,
+        OPT_PROBE,
+        OPT_METRICS,
+        OPT_FIELD_MANAGER,
+    };
+    static const struct option opts[] = {
+        {"port", required_argument, NULL, 'p'},
+        {"cert-dir", required_argument, NULL, 'd'},
+        {"config", required_argument, NULL, 'c'},
+        {"max-body-bytes", required_argument, NULL, 'm'},
+        {"threads", required_argument, NULL, 't'},
+        {"timeout", required_argument, NULL, 'T'},
+        {"kubeconfig", required_argument, NULL, 'k'},
+        {"kube-api-qps", required_argument, NULL, 'q'},
+        {"kube-api-burst", required_argument, NULL, 'b'},
+        {"workers", required_argument, NULL, 'w'},
+        {"loopback", no_argument, NULL, 'l'},
+        {"leader-elect", optional_argument, NULL, OPT_LE},
+        {"leader-election-namespace", required_argument, NULL, OPT_LE_NS},
+        {"leader-elect-lease-duration", required_argument, NULL, OPT_LE_DUR},
+        {"leader-elect-renew-deadline", required_argument, NULL, OPT_LE_RENEW},
+        {"leader-elect-retry-period", required_argument, NULL, OPT_LE_RETRY},
+        {"health-probe-bind-address", required_argument, NULL, OPT_PROBE},
+        {"metrics-bind-address", required_argument, NULL, OPT_METRICS},
+        {"field-manager", required_argument, NULL, OPT_FIELD_MANAGER},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "p:d:c:m:t:T:k:q:b:w:lh", opts, NULL)) != -1) {
         char *end = NULL;
         unsigned long v = 0;
-        if (optarg && ch != 'q') {
+        if (optarg && ch < 256 && ch != 'q') {
             errno = 0;
             v = strtoul(optarg, &end, 10);
         }
-        bool bad_num = optarg && (errno || !end || *end || end == optarg);
+        bool bad_num = optarg && ch < 256 && (errno || !end || *end || end == optarg);
+        int st = -1;
         switch (ch) {
         case 'p':
             if (bad_num || v > 65535) {
@@ -476,6 +615,53 @@ static int parse_serve_opts(int argc, char **argv, serve_opts *o)
         case 'l':
             o->srv.loopback_only = true;
             break;
+        case OPT_LE:
+            if (!optarg || strcmp(optarg, "true") == 0)
+                o->leader_elect = true;
+            else if (strcmp(optarg, "false") == 0)
+                o->leader_elect = false;
+            else {
+                fprintf(stderr, "--leader-elect: must be true or false\n");
+                return 2;
+            }
+            break;
+        case OPT_LE_NS:
+            o->lease_ns = optarg;
+            break;
+        case OPT_LE_DUR:
+            st = parse_dur("--leader-elect-lease-duration", optarg, &o->lease_duration_ns);
+            break;
+        case OPT_LE_RENEW:
+            st = parse_dur("--leader-elect-renew-deadline", optarg, &o->renew_deadline_ns);
+            break;
+        case OPT_LE_RETRY:
+            st = parse_dur("--leader-elect-retry-period", optarg, &o->retry_period_ns);
+            break;
+        case OPT_FIELD_MANAGER:
+            if (!*optarg || strlen(optarg) > 128) {
+                fprintf(stderr, "--field-manager: must be 1..128 characters\n");
+                return 2;
+            }
+            o->field_manager = optarg;
+            break;
+        case OPT_PROBE:
+        case OPT_METRICS: {
+            bool off;
+            uint32_t host;
+            int port;
+            gr_err e;
+            if (gr_kube_bind_parse(optarg, &off, &host, &port, &e) != GR_OK) {
+                fprintf(stderr, "--%s: %s\n",
+                        ch == OPT_PROBE ? "health-probe-bind-address" : "metrics-bind-address",
+                        e.msg);
+                return 2;
+            }
+            if (ch == OPT_PROBE)
+                o->probe_addr = optarg;
+            else
+                o->metrics_addr = optarg;
+            break;
+        }
         case 'h':
             usage(stdout);
             return 0;
@@ -483,9 +669,16 @@ static int parse_serve_opts(int argc, char **argv, serve_opts *o)
             usage(stderr);
             return 2;
         }
+        if (st >= 0)
+            return st;
     }
     if (optind != argc) {
         usage(stderr);
+        return 2;
+    }
+    if (o->leader_elect && !(o->renew_deadline_ns < o->lease_duration_ns)) {
+        fprintf(stderr, "--leader-elect-renew-deadline must be shorter than "
+                        "--leader-elect-lease-duration\n");
         return 2;
     }
     return -1;
@@ -497,6 +690,11 @@ static void serve_opts_init(serve_opts *o)
     o->config = "/etc/preflight/config.yaml";
     o->qps = 5;
     o->burst = 10;
+    o->lease_duration_ns = 15LL * 1000000000LL;
+    o->renew_deadline_ns = 10LL * 1000000000LL;
+    o->retry_period_ns = 2LL * 1000000000LL;
+    o->probe_addr = ":8081";
+    o->metrics_addr = "0";
     o->srv.port = GR_PREFLIGHT_DEFAULT_PORT;
     o->srv.cert_dir = "/certs";
 }
@@ -514,7 +712,7 @@ static int cmd_serve(int argc, char **argv)
     if (load_config(o.config, &cfg, &err) != GR_OK)
         return fatal(err.msg);
     /* Signals: SIGPIPE ignored; SIGTERM/SIGINT handled synchronously by
-     * this thread (blocked before the server and gang threads start). */
+     * this thread (blocked before the server and controller threads start). */
     signal(SIGPIPE, SIG_IGN);
     sigset_t set;
     sigemptyset(&set);
@@ -527,14 +725,27 @@ static int cmd_serve(int argc, char **argv)
     gr_preflight_server *srv = NULL;
     if (pick_gang_resolver(&o, cfg, &g, &gang, &err) != GR_OK ||
         casync_open(&o, cfg, &g, &gang, &err) != GR_OK ||
-        gr_preflight_server_start(&o.srv, cfg, &gang, &srv, &err) != GR_OK) {
+        (g.m && gr_kube_mgr_start(g.m, &err) != GR_OK)) {
+        status = fatal(err.msg);
+        goto out;
+    }
+    if (g.m) {
+        o.srv.ready = rt_ready;
+        o.srv.ready_ctx = g.m;
+        if (strcmp(o.metrics_addr, "0") == 0 || !*o.metrics_addr) {
+            o.srv.metrics = rt_metrics;
+            o.srv.metrics_ctx = g.m;
+        }
+    }
+    if (gr_preflight_server_start(&o.srv, cfg, &gang, &srv, &err) != GR_OK) {
         status = fatal(err.msg);
         goto out;
     }
     gr_log(GR_LOG_INFO, MOD, "serving", GR_KV_INT("port", gr_preflight_server_port(srv)),
            GR_KV_STR("certDir", o.srv.cert_dir), GR_KV_INT("checks", (long long)cfg->n_checks),
            GR_KV_BOOL("gangCoordination", cfg->gang.enabled),
-           GR_KV_BOOL("caBundleSync", g.ca != NULL), GR_KV_END);
+           GR_KV_BOOL("caBundleSync", g.ca != NULL),
+           GR_KV_INT("probePort", g.m ? gr_kube_mgr_probe_port(g.m) : 0), GR_KV_END);
     for (;;) {
         struct timespec tick = {1, 0};
         int sig = sigtimedwait(&set, NULL, &tick);
@@ -542,6 +753,15 @@ static int cmd_serve(int argc, char **argv)
             gr_log(GR_LOG_INFO, MOD, "shutting down", GR_KV_STR("signal", strsignal(sig)),
                    GR_KV_END);
             break;
+        }
+        if (g.m) {
+            /* losing the lease after leading is fatal (a fresh process is a
+             * clean candidate), as in controller-runtime */
+            static const atomic_int now = 1;
+            if (gr_kube_mgr_wait(g.m, &now, &err) != GR_OK) {
+                status = fatal(err.msg);
+                break;
+            }
         }
         int rc = gr_preflight_server_reload_certs(srv, &err);
         if (rc == 1)
@@ -552,9 +772,10 @@ static int cmd_serve(int argc, char **argv)
     }
     gr_preflight_server_drain(srv, 5000);
     gr_preflight_server_stop(srv);
+    if (g.m)
+        gr_kube_mgr_stop(g.m); /* in-flight reconciles finish, the lease is released */
     if (g.ca) {
         gr_casync_stats cs;
-        gr_casync_stop(g.ca);
         gr_casync_stats_get(g.ca, &cs);
         gr_log(GR_LOG_INFO, MOD, "CA bundle sync stopped", GR_KV_INT("created", cs.created),
                GR_KV_INT("updated", cs.updated), GR_KV_INT("failures", cs.failures), GR_KV_END);
@@ -595,7 +816,9 @@ static int cmd_check_gang(int argc, char **argv)
     if (load_config(o.config, &cfg, &err) != GR_OK)
         return fatal(err.msg);
     gang_rt g = {0};
-    if (gang_open(&o, cfg, false, &g, &err) != GR_OK) {
+    gr_gang_service_opts go = {.cfg = cfg};
+    if (open_client(&o, &g, &err) != GR_OK ||
+        (go.client = g.kc, gr_gang_service_new(&go, &g.svc, &err)) != GR_OK) {
         status = fatal(err.msg);
     } else {
         gr_gang_discoverer *d = gr_gang_service_discoverer_for(g.svc, "");

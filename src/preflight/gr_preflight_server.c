@@ -395,11 +395,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
         return send_text(c, s, MHD_HTTP_METHOD_NOT_ALLOWED, "use GET\n");
-    if (strcmp(url, "/healthz") == 0)
+    /* The chart's readiness probe keeps the contract's path (/healthz on the
+     * webhook port, PF-219) and asks for readiness with a header. */
+    const char *probe = MHD_lookup_connection_value(c, MHD_HEADER_KIND, GR_PREFLIGHT_PROBE_HEADER);
+    bool readiness = probe && strcmp(probe, "readiness") == 0;
+    if (strcmp(url, "/healthz") == 0 && !readiness)
         return send_text(c, s, 200, "ok");
-    if (strcmp(url, "/readyz") == 0) {
+    if (strcmp(url, "/readyz") == 0 || strcmp(url, "/healthz") == 0) {
         if (atomic_load(&s->draining))
             return send_text(c, s, MHD_HTTP_SERVICE_UNAVAILABLE, "shutting down");
+        char why[256] = "not ready";
+        if (s->o.ready && !s->o.ready(s->o.ready_ctx, why, sizeof why - 1)) {
+            strcat(why, "\n");
+            return send_text(c, s, MHD_HTTP_SERVICE_UNAVAILABLE, why);
+        }
         return send_text(c, s, 200, "ok");
     }
     if (strcmp(url, "/metrics") == 0) {
@@ -686,5 +695,7 @@ int gr_preflight_server_metrics(gr_preflight_server *s, gr_buf *o)
                         "# TYPE process_start_time_seconds gauge\n"
                         "process_start_time_seconds %.2f\n",
                         cpu, rss, vsz, count_fds(), maxfds, s->start_time);
+    if (!rc && s->o.metrics && s->o.metrics(s->o.metrics_ctx, o) != GR_OK)
+        return GR_ENOMEM;
     return rc ? GR_ENOMEM : GR_OK;
 }

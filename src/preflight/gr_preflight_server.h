@@ -1,6 +1,10 @@
 /*
  * gr_preflight_server.h — the HTTPS front of the preflight webhook
  * (libmicrohttpd + GnuTLS): POST /mutate, GET /healthz, /readyz, /metrics.
+ * /readyz is 503 while draining or while the optional ready() hook says no
+ * (the controller runtime: caches synced, PreflightConfigs evaluated, leader
+ * known); /healthz is always 200 unless asked for readiness with
+ * GR_PREFLIGHT_PROBE_HEADER.
  *
  * TLS: TLS 1.2 and 1.3 only; the certificate and key are read from
  * <cert_dir>/tls.crt and <cert_dir>/tls.key and served through a GnuTLS
@@ -31,6 +35,10 @@
 
 #define GR_PREFLIGHT_DEFAULT_PORT     8443
 #define GR_PREFLIGHT_DEFAULT_MAX_BODY ((size_t)4 * 1024 * 1024)
+/* GET /healthz with this header set to "readiness" answers as /readyz
+ * (the chart's readiness probe: the contract's path, PF-219, with the
+ * runtime's readiness behind it). */
+#define GR_PREFLIGHT_PROBE_HEADER "X-Preflight-Probe"
 
 typedef struct gr_preflight_server_opts {
     uint16_t port;           /* 0: an ephemeral port (see gr_preflight_server_port) */
@@ -45,6 +53,15 @@ typedef struct gr_preflight_server_opts {
                                 (copied at start), e.g. a real injection
                                 response to measure the cost of its size */
     size_t static_body_len;
+    /* Optional: /readyz also asks this (e.g. the controller runtime's
+     * readiness: caches synced, PreflightConfigs evaluated, leader known);
+     * false answers 503 with `why`. Called from server threads. */
+    bool (*ready)(void *ctx, char *why, size_t why_sz);
+    void *ready_ctx;
+    /* Optional: more exposition text appended to /metrics (the runtime's
+     * workqueue, reconcile and leader metrics). */
+    int (*metrics)(void *ctx, gr_buf *out);
+    void *metrics_ctx;
 } gr_preflight_server_opts;
 
 typedef struct gr_preflight_server gr_preflight_server;

@@ -21,13 +21,15 @@
 
 #include "gr_gang.h"
 #include "gr_gang_ctl.h"
+#include "gr_kube_mgr.h"
 #include "gr_harness.h"
 #include "gr_kube_config.h"
 #include "gr_kube_rest.h"
 #include "gr_preflight.h"
 
 typedef struct genv {
-    gr_kube_client *kc;
+    gr_kube_mgr *m;     /* the controller runtime the service runs on */
+    gr_kube_client *kc; /* the manager's (borrowed) */
     gr_preflight_config *cfg;
     gr_gang_service *svc;
     gr_kube_mapper *mapper; /* optional, owned */
@@ -75,35 +77,47 @@ static gr_kube_client *client_for(const gr_harness_ctx *t)
     return kc;
 }
 
-/* Start a service with config YAML text. mapper may be NULL (discovery). */
+/* Start a service with config YAML text on its own manager (no leader
+ * election, no probe server), wait until it reports ready. mapper may be
+ * NULL (discovery). */
 static void genv_start(genv *g, const gr_harness_ctx *t, const char *yaml, gr_kube_mapper *mapper)
 {
     memset(g, 0, sizeof *g);
     gr_err err;
-    g->kc = client_for(t);
+    gr_kube_mgr_opts mo = {.name = "gang-itest", .recheck_ns = 1000000000LL};
+    if (gr_kube_mgr_new(client_for(t), &mo, &g->m, &err) != GR_OK)
+        fail_msg("manager: %s", err.msg);
+    g->kc = gr_kube_mgr_client(g->m);
     if (gr_preflight_config_parse(yaml, strlen(yaml), "test", NULL, NULL, &g->cfg, &err) != GR_OK)
         fail_msg("config: %s", err.msg);
     g->mapper = mapper;
     gr_gang_service_opts o = {.client = g->kc, .cfg = g->cfg, .mapper = mapper, .workers = 4};
     if (gr_gang_service_new(&o, &g->svc, &err) != GR_OK)
         fail_msg("service: %s", err.msg);
-    if (gr_gang_service_start(g->svc, &err) != GR_OK)
+    if (gr_gang_service_attach(g->svc, g->m, &err) != GR_OK)
+        fail_msg("attach: %s", err.msg);
+    if (gr_kube_mgr_start(g->m, &err) != GR_OK)
         fail_msg("start: %s", err.msg);
-    if (gr_gang_service_wait_synced(g->svc, 60LL * 1000000000LL, &err) != GR_OK)
-        fail_msg("sync: %s", err.msg);
+    char why[256] = "";
+    for (int i = 0; i < 600 && !gr_kube_mgr_ready(g->m, why, sizeof why); i++)
+        sleep_ms(100);
+    if (!gr_kube_mgr_ready(g->m, why, sizeof why))
+        fail_msg("not ready after 60 s: %s", why);
 }
 
 static void genv_stop(genv *g)
 {
+    gr_kube_mgr_free(g->m); /* stops the controllers, frees the client */
     gr_gang_service_free(g->svc);
     gr_preflight_config_free(g->cfg);
     gr_kube_mapper_free(g->mapper);
-    gr_kube_client_free(g->kc);
     memset(g, 0, sizeof *g);
 }
 
-/* Admission as the webhook does it: resolve, then admitted. Returns the
- * ConfigMap name (malloc'd) or NULL when the pod is not a gang member. */
+/* Admission as the webhook does it: resolve only (issue 20: no API writes
+ * on the admission path; the coordinator creates the ConfigMap once a
+ * member pod exists). Returns the ConfigMap name (malloc'd) or NULL when
+ * the pod is not a gang member. */
 static char *admit(genv *g, const json_t *pod, const char *ns)
 {
     gr_preflight_gang_ops ops = gr_gang_service_ops(g->svc);
@@ -114,9 +128,6 @@ static char *admit(genv *g, const json_t *pod, const char *ns)
         return NULL;
     if (rc != GR_OK)
         fail_msg("resolve: %s", err.msg);
-    rc = gr_gang_service_register(g->svc, pod, ns, &err);
-    if (rc != GR_OK)
-        fail_msg("register: %s", err.msg);
     char *cm = strdup(ctx.configmap_name);
     gr_preflight_gang_ctx_clear(&ctx);
     return cm;
@@ -166,6 +177,21 @@ static json_t *get_cm(genv *g, const char *ns, const char *cm)
     if (rc != GR_OK)
         fail_msg("get cm: %s", err.msg);
     return out;
+}
+
+/* Poll until the ConfigMap exists (the coordinator creates it after the
+ * first member pod appears); fails after timeout_s. */
+__attribute__((unused)) static json_t *wait_cm(genv *g, const char *ns, const char *cm,
+                                               int timeout_s)
+{
+    for (int i = 0; i < timeout_s * 10; i++) {
+        json_t *o = get_cm(g, ns, cm);
+        if (o)
+            return o;
+        sleep_ms(100);
+    }
+    fail_msg("ConfigMap %s/%s was not created within %d s", ns, cm, timeout_s);
+    return NULL;
 }
 
 static const char *cm_data(const json_t *cm, const char *key)

@@ -155,7 +155,7 @@ static void test_grove_gangs(void **state)
     char *want_cm = gr_preflight_gang_configmap_name(want_id);
     assert_string_equal(cm, want_cm); /* PF-113, PF-153 */
     free(want_cm);
-    json_t *o = get_cm(&g, ns, cm);
+    json_t *o = wait_cm(&g, ns, cm, 30);
     assert_non_null(o);                                     /* PF-143 */
     assert_string_equal(cm_data(o, "gang_id"), want_id);    /* PF-151 */
     assert_string_equal(cm_data(o, "expected_count"), "0"); /* PF-111 */
@@ -173,7 +173,7 @@ static void test_grove_gangs(void **state)
     }
 
     /* PF-157: the bundled ndv4 topology, created in the gang's namespace */
-    json_t *topo = get_cm(&g, ns, "preflight-nccl-topo");
+    json_t *topo = wait_cm(&g, ns, "preflight-nccl-topo", 30);
     assert_non_null(topo);
     assert_string_equal(cm_data(topo, "topo.xml"), gr_gang_topo_builtin("ndv4"));
     const json_t *tl = json_object_get(json_object_get(topo, "metadata"), "labels");
@@ -248,7 +248,7 @@ static void test_grove_gangs(void **state)
     char *cm2 = grove_pod(&g, ns, "disagg-0-prefill-1-leader-z", "disagg-0-prefill-1", "disagg-0",
                           "disagg-0-prefill-1-leader", "disagg-0-prefill");
     assert_string_not_equal(cm2, cm);
-    o = get_cm(&g, ns, cm2);
+    o = wait_cm(&g, ns, cm2, 30);
     assert_non_null(o);
     assert_string_equal(cm_data(o, "expected_count"), "2");
     assert_string_equal(owner_kind(o), "PodGang");

@@ -45,8 +45,12 @@ static void test_native_podgroup(void **state)
     assert_memory_equal(cm, "preflight-", 10);
     free(want_cm);
 
-    /* admission-time skeleton: expected_count read from the PodGroup (R9) */
-    json_t *o = get_cm(&g, ns, cm);
+    /* the first member pod makes the coordinator create the ConfigMap,
+     * expected_count read from the PodGroup (R9) */
+    const char *sg = "\"schedulingGroup\":{\"podGroupName\":\"training-workers\"}";
+    create_member(&g, ns, "w-1", cm, "", sg);
+    create_member(&g, ns, "w-0", cm, "", sg);
+    json_t *o = wait_cm(&g, ns, cm, 30);
     assert_non_null(o);                                      /* PF-143 */
     assert_string_equal(cm_data(o, "gang_id"), want_id);     /* PF-151 */
     assert_string_equal(cm_data(o, "expected_count"), "2");  /* PF-90, PF-147 */
@@ -64,9 +68,6 @@ static void test_native_podgroup(void **state)
     assert_string_equal(json_string_value(json_object_get(ref, "name")), "training-workers");
     json_decref(o);
 
-    const char *sg = "\"schedulingGroup\":{\"podGroupName\":\"training-workers\"}";
-    create_member(&g, ns, "w-1", cm, "", sg);
-    create_member(&g, ns, "w-0", cm, "", sg);
     /* no IP yet: no peer */
     set_ip(&g, ns, "w-1", "10.0.0.11");
     o = wait_cm_data(&g, ns, cm, "peers", "w-1;10.0.0.11;0;preflight-nccl-allreduce",
@@ -159,15 +160,15 @@ static void test_volcano_late_podgroup(void **state)
     char *cm = admit(&g, pod, ns);
     assert_non_null(cm);
     json_decref(pod);
-    json_t *o = get_cm(&g, ns, cm);
+    create_member(&g, ns, "a-0", cm, ann, "");
+    create_member(&g, ns, "a-1", cm, ann, "");
+    json_t *o = wait_cm(&g, ns, cm, 30);
     assert_string_equal(cm_data(o, "expected_count"), "0"); /* PF-111 */
     assert_string_equal(cm_data(o, "peers"), "");           /* PF-112 */
     assert_string_equal(cm_data(o, "master_addr"), "");
     assert_null(json_object_get(json_object_get(o, "metadata"), "ownerReferences"));
     json_decref(o);
 
-    create_member(&g, ns, "a-0", cm, ann, "");
-    create_member(&g, ns, "a-1", cm, ann, "");
     set_ip(&g, ns, "a-1", "10.1.0.2");
     set_ip(&g, ns, "a-0", "10.1.0.1");
     o = wait_cm_data(&g, ns, cm, "peers",
@@ -226,7 +227,8 @@ static void test_kai_label(void **state)
     char *cm = admit(&g, pod, ns);
     assert_non_null(cm);
     json_decref(pod);
-    json_t *o = get_cm(&g, ns, cm);
+    create_member(&g, ns, "k-0", cm, lab, "");
+    json_t *o = wait_cm(&g, ns, cm, 30);
     char want[256];
     snprintf(want, sizeof want, "osmo-with-kai-%s-myjob", ns); /* PF-109 */
     assert_string_equal(cm_data(o, "gang_id"), want);
@@ -240,7 +242,8 @@ static void test_kai_label(void **state)
         char name[16], ip[32];
         snprintf(name, sizeof name, "k-%d", i);
         snprintf(ip, sizeof ip, "10.2.0.%d", 10 - i);
-        create_member(&g, ns, name, cm, lab, "");
+        if (i > 0) /* k-0 exists already */
+            create_member(&g, ns, name, cm, lab, "");
         set_ip(&g, ns, name, ip);
     }
     o = wait_cm_data(&g, ns, cm, "peers",
@@ -288,7 +291,8 @@ static void test_workload(void **state)
     char *cm = admit(&g, pod, ns); /* PF-91: read from the admission object */
     assert_non_null(cm);
     json_decref(pod);
-    json_t *o = get_cm(&g, ns, cm);
+    create_member(&g, ns, "w-a", cm, "", "");
+    json_t *o = wait_cm(&g, ns, cm, 30);
     char want[256];
     snprintf(want, sizeof want, "kubernetes-%s-training-job-workload-workers", ns);
     assert_string_equal(cm_data(o, "gang_id"), want);
@@ -297,7 +301,6 @@ static void test_workload(void **state)
         json_array_get(json_object_get(json_object_get(o, "metadata"), "ownerReferences"), 0);
     assert_string_equal(json_string_value(json_object_get(ref, "kind")), "Workload");
     json_decref(o);
-    create_member(&g, ns, "w-a", cm, "", "");
     set_ip(&g, ns, "w-a", "10.3.0.1");
     o = wait_cm_data(&g, ns, cm, "peers", "w-a;10.3.0.1;0;preflight-nccl-allreduce", 30);
     json_decref(o);

@@ -161,7 +161,11 @@ cmd_upstream() {
   eq upstream "$(q "$dep | .resources | tojson")" "$(u '.resources')" "resources (with the CPU limit)"
   eq upstream "$(q "$dep | .securityContext | tojson")" "$(u '.securityContext')" securityContext
   eq PF-218 "$(q "$dep | .livenessProbe | tojson")" "$(u '.livenessProbe')" livenessProbe
-  eq PF-219 "$(q "$dep | .readinessProbe | tojson")" "$(u '.readinessProbe')" readinessProbe
+  # upstream's probe, plus the chart's X-Preflight-Probe header (Helm merges
+  # the httpGet map): same path, port, scheme and timing; the header asks
+  # /healthz for readiness (docs/gang.md § Replicas)
+  eq PF-219 "$(q "$dep | .readinessProbe | del(.httpGet.httpHeaders) | tojson")" "$(u '.readinessProbe')" readinessProbe
+  eq PF-219 "$(q "$dep | .readinessProbe.httpGet.httpHeaders | tojson")" '[{"name":"X-Preflight-Probe","value":"readiness"}]' "readiness header kept"
   eq PF-197 "$(q "$dep | .ports[0].containerPort")" "$(u '.service.targetPort')" "service.targetPort = the container port"
   eq upstream "$(q "$(obj Service preflight) | \"\(.spec.type) \(.spec.ports[0].port)\"")" "$(u '"\(.service.type) \(.service.port)"')" "Service type and port"
   eq PF-214 "$(q "$(obj MutatingWebhookConfiguration preflight) | .webhooks[0].clientConfig.service.port")" "$(u '.service.port')" "webhook calls service.port"

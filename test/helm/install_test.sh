@@ -167,6 +167,11 @@ for i in "${!args[@]}"; do
     args[i]=${args[i]//=$m/=${mounts[$m]}}
   done
 done
+# The controller runtime's probe server: any free loopback port here (the
+# pod's :8081 may be taken on a shared machine).
+for i in "${!args[@]}"; do
+  [[ ${args[i]} == --health-probe-bind-address=* ]] && args[i]=--health-probe-bind-address=127.0.0.1:0
+done
 envs=()
 while IFS=$'\t' read -r name val; do envs+=("$name=$val"); done < <(jq -r --arg ns "$NS" \
   "$c.env[] | \"\(.name)\t\(if .value then .value elif .valueFrom.fieldRef.fieldPath == \"metadata.namespace\" then \$ns else \"\" end)\"" "$WORK/pod.json")

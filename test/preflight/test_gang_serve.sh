@@ -9,10 +9,13 @@
 #       by --kubeconfig and by $KUBECONFIG; the old program name
 #       (gpuready-preflight-gang, ALIAS) behaves the same
 #   on the fixture cluster (native PodGroup served): `check-gang` names the
-#       native discoverer; serve starts the gang service and an admitted gang
-#       pod gets its gang ConfigMap created by the webhook (PF-109, PF-113:
-#       the static resolver never touches the API, so this proves the
-#       kube-backed resolver is the one wired in); SIGTERM exits 0
+#       native discoverer; serve starts the gang controllers on the
+#       controller runtime, /readyz (webhook port and the runtime's probe
+#       address) turns ok once the caches synced; admission answers with
+#       the gang ConfigMap mounted but writes nothing (issue 20); once the
+#       admitted pod exists the coordinator creates its gang ConfigMap
+#       (PF-109, PF-113: the static resolver has no controllers, so this
+#       proves the kube-backed service is the one wired in); SIGTERM exits 0
 #   gang coordination off: serve needs no cluster at all (no kube config
 #       is read)
 #
@@ -122,10 +125,12 @@ out=$("$BIN" check-gang --config "$WORK/gang.yaml" --kubeconfig "$GR_KUBECONFIG_
     fail "check-gang failed"
 [[ $out == "gang discoverer: kubernetes" ]] || fail "check-gang printed '$out'"
 
-step "serve with gang coordination: the gang ConfigMap appears at admission"
+step "serve with gang coordination: the coordinator creates the gang ConfigMap"
 PORT=$((20000 + RANDOM % 20000))
+PROBE=$((PORT + 1))
 KUBECONFIG=$GR_KUBECONFIG_ADMIN "$BIN" serve --config "$WORK/gang.yaml" --cert-dir "$CERTS" \
-    --port "$PORT" --loopback --kube-api-qps 50 --kube-api-burst 100 --workers 2 >"$WORK/serve.log" 2>&1 &
+    --port "$PORT" --loopback --workers 2 --health-probe-bind-address "127.0.0.1:$PROBE" \
+    >"$WORK/serve.log" 2>&1 &
 PID=$!
 URL=https://127.0.0.1:$PORT
 for _ in $(seq "$(gr_tries 20 100)"); do
@@ -135,6 +140,16 @@ for _ in $(seq "$(gr_tries 20 100)"); do
 done
 [[ $(curl -sk "$URL/healthz") == ok ]] || fail "/healthz"
 grep -q '"msg":"serving".*"gangCoordination":true' "$WORK/serve.log" || fail "no serving line with gangCoordination"
+for _ in $(seq 300); do
+    [[ $(curl -sk "$URL/readyz") == ok ]] && break
+    sleep 0.1
+done
+[[ $(curl -sk "$URL/readyz") == ok ]] || fail "webhook /readyz: $(curl -sk "$URL/readyz")"
+[[ $(curl -s "http://127.0.0.1:$PROBE/readyz") == ok ]] || fail "runtime /readyz on $PROBE"
+# (read first: `curl | grep -q` fails under pipefail when grep stops early)
+metrics=$(curl -sk "$URL/metrics")
+grep -q '^workqueue_depth{name="preflightconfig-resolver"}' <<<"$metrics" ||
+    fail "the webhook's /metrics lacks the runtime's metrics: $(grep -c . <<<"$metrics") lines"
 cat >"$WORK/review.json" <<EOF
 {"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"gang-uid-1","namespace":"$GR_NS","operation":"CREATE",
  "object":{"metadata":{"name":"train-0","namespace":"$GR_NS"},"spec":{"schedulingGroup":{"podGroupName":"job1"},
@@ -149,8 +164,29 @@ patch=$(sed 's/.*"patch":"\([^"]*\)".*/\1/' "$WORK/resp.json" | base64 -d)
 CM=preflight-kubernetes-$GR_NS-job1
 echo "$patch" | grep -q "\"$CM\"" || fail "patch does not mount $CM: $patch"
 echo "$patch" | grep -q "\"kubernetes-$GR_NS-job1\"" || fail "patch lacks GANG_ID: $patch"
+# issue 20: admission wrote nothing
+sleep 1
+if gr_kubectl -n "$GR_NS" get configmap "$CM" >/dev/null 2>&1; then
+    fail "the gang ConfigMap exists before any member pod: admission wrote it"
+fi
+# the admitted pod appears (as the API server would store it): the
+# coordinator creates its ConfigMap from the Pod watch
+gr_kubectl -n "$GR_NS" apply -f - >/dev/null <<EOF || fail "could not create the PodGroup and pod"
+apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata: {name: job1}
+spec: {schedulingPolicy: {gang: {minCount: 1}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: train-0}
+spec:
+  schedulingGroup: {podGroupName: job1}
+  containers: [{name: m, image: busybox}]
+  volumes: [{name: nvsentinel-preflight-gang-config, configMap: {name: $CM, optional: true}}]
+EOF
 found=""
-for _ in $(seq "$(gr_tries 10 100)"); do
+for _ in $(seq "$(gr_tries 30 100)"); do
     if gr_kubectl -n "$GR_NS" get configmap "$CM" -o jsonpath='{.data.gang_id}' >"$WORK/cm.txt" 2>/dev/null; then
         found=1
         break

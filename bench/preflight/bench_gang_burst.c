@@ -1,0 +1,593 @@
+/*
+ * bench_gang_burst.c — issue 20's benchmark: a gang burst through the real
+ * kube-apiserver (the local control plane, scripts/cluster), three ways in
+ * one run:
+ *
+ *   none    a namespace no webhook intercepts;
+ *   static  a namespace served by a do-nothing webhook on the same HTTP
+ *           stack (gr_preflight_server with a config whose GPU resource
+ *           name matches no pod: it reads the review and answers "allowed"
+ *           with the request's uid and no patch — a fixed body would be
+ *           refused by the API server, which checks the uid: the ceiling);
+ *   real    a namespace served by `gpuready-preflight serve` as deployed
+ *           (default flags: --kube-api-qps 5 --kube-api-burst 10,
+ *           --leader-elect), gang coordination on with the Volcano
+ *           discoverer, a PodGroup of minMember N.
+ *
+ * Each burst: N GPU pods (annotation scheduling.k8s.io/group-name) created
+ * by W writer threads, each with its own client and no client-side rate
+ * limit. Then, for the real namespace, every pod gets an IP (status patches
+ * from W threads) and the gang ConfigMap is polled until it lists N peers.
+ *
+ *   bench_gang_burst PATH/TO/gpuready-preflight [N=1028] [W=64]
+ *   (GR_CLUSTER_DIR names the cluster; `scripts/cluster up DIR` starts one;
+ *   GR_BENCH_NO_GANG=1 runs the real webhook without gang coordination —
+ *   the same injection minus the gang parts, no controllers — to split the
+ *   mutation's cost from the controllers'; the gang phase is skipped)
+ *
+ * Prints `name: value unit` lines (no goal is asserted here):
+ *   gang_burst_{none,static,real}_pods_per_second
+ *   gang_burst_{none,static,real}_failed
+ *   gang_burst_real_vs_static_percent      throughput ratio, same run
+ *   gang_burst_apiserver_admission_{static,real}_{p50,p99}_seconds
+ *       (bucket upper bounds of apiserver_admission_webhook_admission_duration_seconds)
+ *   gang_burst_webhook_{p50,p99}_seconds, gang_burst_webhook_mean_seconds
+ *       (the webhook's preflight_webhook_latency_seconds; p = bucket bound)
+ *   gang_burst_noop_webhook_{p50,p99,mean}_seconds  the same histogram of
+ *       the do-nothing webhook (what the machine's load alone costs)
+ *   gang_burst_gang_complete_after_last_ip_seconds
+ *   gang_burst_webhook_rss_bytes           after the burst (VmRSS)
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "gr_base64.h"
+#include "gr_buf.h"
+#include "gr_harness.h"
+#include "gr_kube_config.h"
+#include "gr_kube_rest.h"
+#include "gr_preflight.h"
+#include "gr_preflight_server.h"
+
+#define MAXW 256
+
+static gr_harness_cluster g_c;
+static char g_work[256];
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what)
+{
+    fprintf(stderr, "bench_gang_burst: %s\n", what);
+    exit(1);
+}
+
+static gr_kube_client *client(void)
+{
+    gr_kube_config kcfg;
+    memset(&kcfg, 0, sizeof kcfg);
+    gr_err err;
+    if (gr_kube_config_load_file(g_c.kubeconfig, NULL, &kcfg, &err) != GR_OK)
+        die(err.msg);
+    kcfg.qps = -1;
+    gr_kube_client *kc = NULL;
+    if (gr_kube_client_new(&kcfg, &kc, &err) != GR_OK)
+        die(err.msg);
+    gr_kube_config_free(&kcfg);
+    return kc;
+}
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    return system(cmd);
+}
+
+/* ------------------------------------------------------------ bursts */
+
+typedef struct burst {
+    const char *ns;
+    int n, w, idx;
+    int phase; /* 0 create, 1 status IP */
+    atomic_int failed;
+} burst;
+
+typedef struct wjob {
+    burst *b;
+    int id;
+} wjob;
+
+static void *writer(void *arg)
+{
+    wjob *j = arg;
+    burst *b = j->b;
+    gr_kube_client *kc = client();
+    for (int i = j->id; i < b->n; i += b->w) {
+        char body[1024];
+        gr_err err;
+        gr_kube_status st;
+        int rc;
+        if (b->phase == 0) {
+            snprintf(body, sizeof body,
+                     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p-%05d\","
+                     "\"annotations\":{\"scheduling.k8s.io/group-name\":\"big\"}},\"spec\":{"
+                     "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"t\",\"image\":"
+                     "\"registry.invalid/train:1\",\"resources\":{\"limits\":{\"nvidia.com/"
+                     "gpu\":\"8\"}}}]}}",
+                     i);
+            json_t *pod = json_loads(body, 0, NULL);
+            rc = gr_kube_create(kc, &GR_KUBE_PODS, b->ns, pod, NULL, NULL, &st, &err);
+            json_decref(pod);
+        } else {
+            snprintf(body, sizeof body,
+                     "{\"status\":{\"phase\":\"Running\",\"podIP\":\"10.%d.%d.%d\",\"podIPs\":"
+                     "[{\"ip\":\"10.%d.%d.%d\"}]}}",
+                     100 + i / 65536, (i / 256) % 256, i % 256, 100 + i / 65536, (i / 256) % 256,
+                     i % 256);
+            json_t *patch = json_loads(body, 0, NULL);
+            char name[32];
+            snprintf(name, sizeof name, "p-%05d", i);
+            gr_kube_opts o = {0};
+            o.subresource = "status";
+            rc = gr_kube_patch(kc, &GR_KUBE_PODS, b->ns, name, GR_KUBE_PATCH_MERGE, patch, &o, NULL,
+                               &st, &err);
+            json_decref(patch);
+        }
+        if (rc != GR_OK) {
+            if (atomic_fetch_add(&b->failed, 1) < 3)
+                fprintf(stderr, "bench_gang_burst: %s %s: %s\n", b->ns,
+                        b->phase ? "patch" : "create", err.msg);
+        }
+    }
+    gr_kube_client_free(kc);
+    return NULL;
+}
+
+/* Run one burst; returns its wall time in seconds. */
+static double run_burst(burst *b)
+{
+    pthread_t th[MAXW];
+    wjob jobs[MAXW];
+    double t0 = now_s();
+    for (int i = 0; i < b->w; i++) {
+        jobs[i] = (wjob){b, i};
+        if (pthread_create(&th[i], NULL, writer, &jobs[i]) != 0)
+            die("pthread_create");
+    }
+    for (int i = 0; i < b->w; i++)
+        pthread_join(th[i], NULL);
+    return now_s() - t0;
+}
+
+/* ------------------------------------------------------------ metrics */
+
+typedef struct hist {
+    double le[64];
+    double cnt[64];
+    int n;
+    double sum, count;
+} hist;
+
+/* Add a cumulative bucket (le, count) to h, summing equal bounds. */
+static void hist_add(hist *h, double le, double c)
+{
+    for (int i = 0; i < h->n; i++)
+        if (h->le[i] == le) {
+            h->cnt[i] += c;
+            return;
+        }
+    if (h->n < 64) {
+        h->le[h->n] = le;
+        h->cnt[h->n++] = c;
+    }
+}
+
+/* h -= before (same bounds): the burst's own observations. */
+static void hist_sub(hist *h, const hist *before)
+{
+    for (int i = 0; i < h->n; i++)
+        for (int j = 0; j < before->n; j++)
+            if (before->le[j] == h->le[i])
+                h->cnt[i] -= before->cnt[j];
+    h->sum -= before->sum;
+    h->count -= before->count;
+}
+
+static double hist_q(const hist *h, double q)
+{
+    double total = 0; /* the +Inf bucket */
+    for (int i = 0; i < h->n; i++)
+        if (h->le[i] > 1e300)
+            total = h->cnt[i];
+    if (total <= 0)
+        return -1;
+    double best = 1e308;
+    for (int i = 0; i < h->n; i++)
+        if (h->cnt[i] >= q * total && h->le[i] < best)
+            best = h->le[i];
+    return best;
+}
+
+/* Parse `<metric>_bucket{...le="X"} N` lines whose label set contains
+ * `filter` (may be ""). */
+static void parse_hist(const char *text, const char *metric, const char *filter, hist *h)
+{
+    memset(h, 0, sizeof *h);
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s_bucket{", metric);
+    const char *p = text;
+    while (p && *p) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        char line[2048];
+        if (len < sizeof line) {
+            memcpy(line, p, len);
+            line[len] = 0;
+            if (strncmp(line, prefix, strlen(prefix)) == 0 && strstr(line, filter)) {
+                const char *le = strstr(line, "le=\"");
+                const char *sp = strrchr(line, ' ');
+                if (le && sp) {
+                    double v = strncmp(le + 4, "+Inf", 4) == 0 ? 1e308 : strtod(le + 4, NULL);
+                    hist_add(h, v, strtod(sp + 1, NULL));
+                }
+            }
+            char sumk[300], cntk[300];
+            snprintf(sumk, sizeof sumk, "%s_sum", metric);
+            snprintf(cntk, sizeof cntk, "%s_count", metric);
+            if (strncmp(line, sumk, strlen(sumk)) == 0 && strstr(line, filter))
+                h->sum += strtod(strrchr(line, ' ') + 1, NULL);
+            if (strncmp(line, cntk, strlen(cntk)) == 0 && strstr(line, filter))
+                h->count += strtod(strrchr(line, ' ') + 1, NULL);
+        }
+        p = eol ? eol + 1 : NULL;
+    }
+}
+
+static char *read_cmd(const char *cmd)
+{
+    FILE *f = popen(cmd, "r");
+    if (!f)
+        return NULL;
+    gr_buf b = GR_BUF_INIT(64 * 1024 * 1024);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        if (gr_buf_append(&b, chunk, n) != GR_OK)
+            break;
+    pclose(f);
+    char *s = gr_buf_steal(&b, NULL);
+    return s ? s : strdup("");
+}
+
+static char *apiserver_metrics(gr_kube_client *kc)
+{
+    gr_buf b = GR_BUF_INIT(256 * 1024 * 1024);
+    gr_err err;
+    gr_kube_status st;
+    long http = 0;
+    if (gr_kube_request(kc, "GET", "/metrics", NULL, NULL, 0, NULL, &b, &http, &st, &err) !=
+        GR_OK) {
+        fprintf(stderr, "bench_gang_burst: apiserver /metrics: %s\n", err.msg);
+        gr_buf_free(&b);
+        return strdup("");
+    }
+    char *s = gr_buf_steal(&b, NULL);
+    return s ? s : strdup("");
+}
+
+/* ------------------------------------------------------------ setup */
+
+static void certs(void)
+{
+    if (sh("cd %s && openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
+           "-subj /CN=127.0.0.1 -keyout certs/tls.key -out csr 2>/dev/null && "
+           "printf 'subjectAltName=IP:127.0.0.1\\nextendedKeyUsage=serverAuth\\n' > ext && "
+           "openssl x509 -req -in csr -CA %s -CAkey %s -set_serial %d -days 1 -extfile ext "
+           "-out certs/tls.crt 2>/dev/null",
+           g_work, g_c.ca_cert, g_c.ca_key, (int)getpid()) != 0)
+        die("openssl failed");
+}
+
+static char *ca_bundle(void)
+{
+    FILE *f = fopen(g_c.ca_cert, "rb");
+    if (!f)
+        die("cluster CA unreadable");
+    char buf[16384];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    gr_buf b = GR_BUF_INIT(64 * 1024);
+    gr_base64_encode(buf, n, &b);
+    return gr_buf_steal(&b, NULL);
+}
+
+static void register_webhook(const char *name, int port, const char *label, const char *ca)
+{
+    char yaml[16384];
+    snprintf(yaml, sizeof yaml,
+             "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\n"
+             "metadata: {name: %s}\nwebhooks:\n  - name: %s.gpuready.bench\n"
+             "    admissionReviewVersions: [v1]\n    sideEffects: None\n"
+             "    failurePolicy: Fail\n    timeoutSeconds: 10\n"
+             "    clientConfig: {url: \"https://127.0.0.1:%d/mutate\", caBundle: %s}\n"
+             "    rules: [{operations: [CREATE], apiGroups: [\"\"], apiVersions: [v1], "
+             "resources: [pods], scope: Namespaced}]\n"
+             "    namespaceSelector: {matchLabels: {gpuready.bench/burst: %s}}\n",
+             name, name, port, ca, label);
+    if (gr_harness_apply_yaml(&g_c, NULL, yaml) != 0)
+        die("cannot register the webhook");
+}
+
+static int free_port(void)
+{
+    srand((unsigned)getpid() ^ (unsigned)time(NULL));
+    return 20000 + rand() % 12000;
+}
+
+static long rss_of(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmRSS:", 6) == 0)
+            kb = strtol(line + 6, NULL, 10);
+    if (f)
+        fclose(f);
+    return kb < 0 ? -1 : kb * 1024;
+}
+
+static size_t peers_in(gr_kube_client *kc, const char *ns, const char *cm)
+{
+    json_t *o = NULL;
+    gr_err err;
+    gr_kube_status st;
+    if (gr_kube_get(kc, &GR_KUBE_CONFIGMAPS, ns, cm, NULL, &o, &st, &err) != GR_OK)
+        return 0;
+    const char *p = json_string_value(json_object_get(json_object_get(o, "data"), "peers"));
+    size_t n = 0;
+    for (; p && *p; p++)
+        n += *p == '\n';
+    if (p && json_string_value(json_object_get(json_object_get(o, "data"), "peers"))[0])
+        n++;
+    json_decref(o);
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: bench_gang_burst PATH/TO/gpuready-preflight [pods=1028] "
+                        "[writers=64]\n");
+        return 2;
+    }
+    const char *bin = argv[1];
+    int n = argc > 2 ? atoi(argv[2]) : 1028;
+    int w = argc > 3 ? atoi(argv[3]) : 64;
+    if (n < 1 || w < 1 || w > MAXW)
+        die("bad pods/writers");
+    if (gr_harness_open(&g_c) != 0)
+        die("no cluster (GR_CLUSTER_DIR; scripts/cluster up DIR)");
+    signal(SIGPIPE, SIG_IGN);
+    snprintf(g_work, sizeof g_work, "/tmp/gang-burst-XXXXXX");
+    if (!mkdtemp(g_work))
+        die("mkdtemp");
+    sh("mkdir -p %s/certs", g_work);
+    certs();
+    char *ca = ca_bundle();
+    char src[4096];
+    gr_harness_source_path("test/fixtures/crds/volcano-podgroup.yaml", src, sizeof src);
+    if (gr_harness_apply_file(&g_c, NULL, src) != 0)
+        die("volcano CRD");
+    char ns_none[128], ns_static[128], ns_real[128];
+    if (gr_harness_ns_create(&g_c, "burst-none", ns_none, sizeof ns_none) != 0 ||
+        gr_harness_ns_create(&g_c, "burst-static", ns_static, sizeof ns_static) != 0 ||
+        gr_harness_ns_create(&g_c, "burst-real", ns_real, sizeof ns_real) != 0)
+        die("namespaces");
+    gr_harness_result r;
+    gr_harness_kubectl(&g_c, &r, "label", "namespace", ns_static, "gpuready.bench/burst=static",
+                       NULL);
+    gr_harness_result_free(&r);
+    gr_harness_kubectl(&g_c, &r, "label", "namespace", ns_real, "gpuready.bench/burst=real", NULL);
+    gr_harness_result_free(&r);
+
+    /* the real webhook, as deployed (default flags) */
+    char cfgpath[512];
+    snprintf(cfgpath, sizeof cfgpath, "%s/config.yaml", g_work);
+    FILE *cf = fopen(cfgpath, "w");
+    if (!cf)
+        die("config");
+    const char *ng = getenv("GR_BENCH_NO_GANG");
+    bool gang = !(ng && *ng && strcmp(ng, "0") != 0);
+    fputs(gang ? "connectorSocket: \"\"\ngangCoordination: {enabled: true}\n"
+               : "connectorSocket: \"\"\n",
+          cf);
+    fputs("gangDiscovery:\n"
+          "  name: volcano\n  annotationKeys: [\"scheduling.k8s.io/group-name\"]\n"
+          "  podGroupGVR: {group: scheduling.volcano.sh, version: v1beta1, resource: podgroups}\n"
+          "initContainers:\n  - {name: preflight-nccl-allreduce, image: allreduce:v1}\n",
+          cf);
+    fclose(cf);
+    int port_real = free_port(), port_probe = port_real + 1;
+    pid_t child = fork();
+    if (child == 0) {
+        char logp[512], portarg[32], probearg[64], certdir[512];
+        snprintf(logp, sizeof logp, "%s/webhook.log", g_work);
+        snprintf(portarg, sizeof portarg, "--port=%d", port_real);
+        snprintf(probearg, sizeof probearg, "--health-probe-bind-address=127.0.0.1:%d", port_probe);
+        snprintf(certdir, sizeof certdir, "--cert-dir=%s/certs", g_work);
+        char cfgarg[600];
+        snprintf(cfgarg, sizeof cfgarg, "--config=%s", cfgpath);
+        char lns[200];
+        snprintf(lns, sizeof lns, "--leader-election-namespace=%s", ns_real);
+        if (!freopen(logp, "w", stdout) || !freopen(logp, "a", stderr))
+            _exit(127);
+        setenv("KUBECONFIG", g_c.kubeconfig, 1);
+        execl(bin, bin, "serve", portarg, certdir, cfgarg, probearg, "--loopback", "--leader-elect",
+              lns, (char *)NULL);
+        _exit(127);
+    }
+    /* the do-nothing webhook */
+    gr_preflight_config *scfg = NULL;
+    gr_err err;
+    static const char sy[] = "connectorSocket: \"\"\ngpuResourceNames: [\"example.com/none\"]\n"
+                             "initContainers:\n  - {name: preflight-dcgm-diag, image: x:1}\n";
+    if (gr_preflight_config_parse(sy, sizeof sy - 1, "static", NULL, NULL, &scfg, &err) != GR_OK)
+        die(err.msg);
+    char certdir[512];
+    snprintf(certdir, sizeof certdir, "%s/certs", g_work);
+    gr_preflight_server_opts so = {
+        .port = 0, .cert_dir = certdir, .threads = 2, .loopback_only = true};
+    gr_preflight_server *ss = NULL;
+    gr_preflight_gang_ops none = {0};
+    if (gr_preflight_server_start(&so, scfg, &none, &ss, &err) != GR_OK)
+        die(err.msg);
+    int port_static = gr_preflight_server_port(ss);
+
+    /* wait for the real webhook to be ready */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "curl -sk https://127.0.0.1:%d/readyz 2>/dev/null", port_real);
+    bool ready = false;
+    for (int i = 0; i < 600 && !ready; i++) {
+        char *o = read_cmd(cmd);
+        ready = o && strcmp(o, "ok") == 0;
+        free(o);
+        if (!ready)
+            usleep(100000);
+    }
+    if (!ready)
+        die("the webhook did not become ready (see its log in the work dir)");
+    register_webhook("static", port_static, "static", ca);
+    register_webhook("preflight", port_real, "real", ca);
+    char pg[512];
+    snprintf(pg, sizeof pg,
+             "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: big}\n"
+             "spec: {minMember: %d}\n",
+             n);
+    if (gr_harness_apply_yaml(&g_c, ns_real, pg) != 0)
+        die("PodGroup");
+    sleep(3); /* the API server picks webhook configurations up asynchronously */
+
+    gr_kube_client *kc = client();
+    char *m0 = apiserver_metrics(kc);
+    burst b_none = {.ns = ns_none, .n = n, .w = w};
+    burst b_static = {.ns = ns_static, .n = n, .w = w};
+    burst b_real = {.ns = ns_real, .n = n, .w = w};
+    double t_none = run_burst(&b_none);
+    double t_static = run_burst(&b_static);
+    double t_real = run_burst(&b_real);
+    char *m1 = apiserver_metrics(kc);
+    long rss = rss_of(child);
+
+    /* gang completion: every pod gets an IP */
+    burst b_ip = {.ns = ns_real, .n = n, .w = w, .phase = 1};
+    if (gang)
+        run_burst(&b_ip);
+    double t_last_ip = now_s();
+    char cmname[256];
+    char gid[200];
+    snprintf(gid, sizeof gid, "volcano-%s-big", ns_real);
+    char *cmn = gr_preflight_gang_configmap_name(gid);
+    snprintf(cmname, sizeof cmname, "%s", cmn ? cmn : "");
+    free(cmn);
+    double complete = -1;
+    for (int i = 0; gang && i < 1200; i++) {
+        if (peers_in(kc, ns_real, cmname) >= (size_t)n) {
+            complete = now_s() - t_last_ip;
+            break;
+        }
+        usleep(100000);
+    }
+
+    hist a_static, a_real, a_static0, a_real0, wh;
+    parse_hist(m1, "apiserver_admission_webhook_admission_duration_seconds",
+               "name=\"static.gpuready.bench\"", &a_static);
+    parse_hist(m1, "apiserver_admission_webhook_admission_duration_seconds",
+               "name=\"preflight.gpuready.bench\"", &a_real);
+    parse_hist(m0, "apiserver_admission_webhook_admission_duration_seconds",
+               "name=\"static.gpuready.bench\"", &a_static0);
+    parse_hist(m0, "apiserver_admission_webhook_admission_duration_seconds",
+               "name=\"preflight.gpuready.bench\"", &a_real0);
+    hist_sub(&a_static, &a_static0); /* this run's admissions only */
+    hist_sub(&a_real, &a_real0);
+    snprintf(cmd, sizeof cmd, "curl -sk https://127.0.0.1:%d/metrics 2>/dev/null", port_real);
+    char *wm = read_cmd(cmd);
+    parse_hist(wm ? wm : "", "preflight_webhook_latency_seconds", "", &wh);
+    /* the do-nothing webhook's own histogram, same HTTP stack: what the
+     * machine's load alone does to a request */
+    hist whs;
+    gr_buf sm = GR_BUF_INIT(4 * 1024 * 1024);
+    gr_preflight_server_metrics(ss, &sm);
+    parse_hist(gr_buf_cstr(&sm), "preflight_webhook_latency_seconds", "", &whs);
+    gr_buf_free(&sm);
+
+    printf("gang_burst_pods: %d pods\ngang_burst_writers: %d writers\n", n, w);
+    printf("gang_burst_none_pods_per_second: %.1f pods/s\n", n / t_none);
+    printf("gang_burst_static_pods_per_second: %.1f pods/s\n", n / t_static);
+    printf("gang_burst_real_pods_per_second: %.1f pods/s\n", n / t_real);
+    printf("gang_burst_real_vs_static_percent: %.1f %%\n", 100.0 * t_static / t_real);
+    printf("gang_burst_none_failed: %d pods\n", atomic_load(&b_none.failed));
+    printf("gang_burst_static_failed: %d pods\n", atomic_load(&b_static.failed));
+    printf("gang_burst_real_failed: %d pods\n", atomic_load(&b_real.failed));
+    printf("gang_burst_apiserver_admissions_static: %.0f admissions\n", a_static.count);
+    printf("gang_burst_apiserver_admissions_real: %.0f admissions\n", a_real.count);
+    printf("gang_burst_apiserver_admission_static_p50_seconds: %g s\n", hist_q(&a_static, 0.5));
+    printf("gang_burst_apiserver_admission_static_p99_seconds: %g s\n", hist_q(&a_static, 0.99));
+    printf("gang_burst_apiserver_admission_real_p50_seconds: %g s\n", hist_q(&a_real, 0.5));
+    printf("gang_burst_apiserver_admission_real_p99_seconds: %g s\n", hist_q(&a_real, 0.99));
+    printf("gang_burst_apiserver_admission_static_mean_seconds: %.4f s\n",
+           a_static.count > 0 ? a_static.sum / a_static.count : -1);
+    printf("gang_burst_apiserver_admission_real_mean_seconds: %.4f s\n",
+           a_real.count > 0 ? a_real.sum / a_real.count : -1);
+    printf("gang_burst_webhook_p50_seconds: %g s\n", hist_q(&wh, 0.5));
+    printf("gang_burst_webhook_p99_seconds: %g s\n", hist_q(&wh, 0.99));
+    printf("gang_burst_webhook_mean_seconds: %.6f s\n", wh.count > 0 ? wh.sum / wh.count : -1);
+    printf("gang_burst_noop_webhook_p50_seconds: %g s\n", hist_q(&whs, 0.5));
+    printf("gang_burst_noop_webhook_p99_seconds: %g s\n", hist_q(&whs, 0.99));
+    printf("gang_burst_noop_webhook_mean_seconds: %.6f s\n",
+           whs.count > 0 ? whs.sum / whs.count : -1);
+    printf("gang_burst_gang_complete_after_last_ip_seconds: %.2f s\n", complete);
+    printf("gang_burst_webhook_rss_bytes: %ld B\n", rss);
+    fflush(stdout);
+
+    free(m0);
+    free(m1);
+    free(wm);
+    gr_kube_client_free(kc);
+    gr_harness_kubectl(&g_c, &r, "delete", "mutatingwebhookconfiguration", "static", "preflight",
+                       "--ignore-not-found", NULL);
+    gr_harness_result_free(&r);
+    kill(child, SIGTERM);
+    waitpid(child, NULL, 0);
+    gr_preflight_server_stop(ss);
+    gr_preflight_config_free(scfg);
+    gr_harness_ns_delete(&g_c, ns_none);
+    gr_harness_ns_delete(&g_c, ns_static);
+    gr_harness_ns_delete(&g_c, ns_real);
+    sh("rm -rf %s", g_work);
+    free(ca);
+    return 0;
+}
