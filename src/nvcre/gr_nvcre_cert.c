@@ -15,21 +15,6 @@
 
 /* ------------------------------------------------------------ naming */
 
-static void truncate_name(const char *name, size_t max, char *out, size_t outsz)
-{
-    size_t len = strlen(name);
-    if (len <= max) {
-        snprintf(out, outsz, "%s", name);
-        return;
-    }
-    size_t keep = max - 6;
-    while (keep > 0 && name[keep - 1] == '-')
-        keep--;
-    char hex[GR_HASH_FNV32_HEX_MAX];
-    gr_hash_fnv1a32_hex(name, len, hex);
-    snprintf(out, outsz, "%.*s-%.5s", (int)keep, name, hex);
-}
-
 static const json_t *opt(const json_t *global, const json_t *category, const char *k)
 {
     const json_t *v = json_object_get(category, k);
@@ -49,7 +34,8 @@ void gr_nvcre_cert_workflow_name(const char *cert, const char *domain, const cha
     const json_t *mn = opt(global_opts, category_opts, "enableMNNVL");
     if (json_is_boolean(mn) && n > 0 && (size_t)n < sizeof full)
         snprintf(full + n, sizeof full - (size_t)n, "%s", json_is_true(mn) ? "-mnnvl" : "-nomnnvl");
-    truncate_name(full, GR_NVCRE_CERT_MAX_WORKFLOW_NAME, out, GR_NVCRE_CERT_MAX_WORKFLOW_NAME + 1);
+    gr_nvcre_truncate_name(full, GR_NVCRE_CERT_MAX_WORKFLOW_NAME, out,
+                           GR_NVCRE_CERT_MAX_WORKFLOW_NAME + 1);
 }
 
 /* ------------------------------------------------------------ nodes */

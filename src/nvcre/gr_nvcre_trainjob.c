@@ -14,20 +14,7 @@ int gr_nvcre_job_truncate_name(const char *name, size_t max, char *out, size_t o
 {
     if (!name || !out || max < 7 || outsz < max + 1)
         return GR_EINVAL;
-    size_t len = strlen(name);
-    if (len <= max) {
-        memcpy(out, name, len + 1);
-        return GR_OK;
-    }
-    size_t keep = max - 6;
-    while (keep > 0 && name[keep - 1] == '-')
-        keep--;
-    char hex[GR_HASH_FNV32_HEX_MAX];
-    gr_hash_fnv1a32_hex(name, len, hex);
-    memcpy(out, name, keep);
-    out[keep] = '-';
-    memcpy(out + keep + 1, hex, 5);
-    out[keep + 6] = '\0';
+    gr_nvcre_truncate_name(name, max, out, outsz);
     return GR_OK;
 }
 

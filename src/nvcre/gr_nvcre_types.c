@@ -4,7 +4,10 @@
 #include "gr_nvcre_types.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "gr_hash.h"
 
 /* ------------------------------------------------------- conditions */
 
@@ -327,4 +330,21 @@ const char *gr_nvcre_effective_queue(const char *v)
 const char *gr_nvcre_effective_queue_label_key(const char *v)
 {
     return v && *v ? v : GR_NVCRE_DEFAULT_QUEUE_LABEL_KEY;
+}
+
+void gr_nvcre_truncate_name(const char *name, size_t max, char *out, size_t outsz)
+{
+    if (outsz == 0)
+        return;
+    size_t len = strlen(name);
+    if (len <= max || max < 7) {
+        snprintf(out, outsz, "%s", name);
+        return;
+    }
+    size_t keep = max - 6;
+    while (keep > 0 && name[keep - 1] == '-')
+        keep--;
+    char hex[GR_HASH_FNV32_HEX_MAX];
+    gr_hash_fnv1a32_hex(name, len, hex);
+    snprintf(out, outsz, "%.*s-%.5s", (int)keep, name, hex);
 }

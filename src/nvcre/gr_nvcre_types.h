@@ -466,4 +466,13 @@ int gr_nvcre_queue_label_key_check(const char *key, gr_err *err);
 const char *gr_nvcre_effective_queue(const char *v);
 const char *gr_nvcre_effective_queue_label_key(const char *v);
 
+/* Upstream's pkg/naming Truncate, the one implementation every controller
+ * uses for generated names (Job, Workflow, Certification): a name of at
+ * most `max` bytes is copied; a longer one keeps its first max-6 bytes
+ * (trailing '-' dropped), then "-" and the first 5 hex digits of the
+ * zero-padded FNV-1a 32 hash of the whole name. max < 7 copies the name
+ * as it is (truncated to outsz-1). `out` gets at most outsz-1 bytes + NUL;
+ * outsz 0 writes nothing. Pure, thread-safe. */
+void gr_nvcre_truncate_name(const char *name, size_t max, char *out, size_t outsz);
+
 #endif

@@ -63,20 +63,7 @@ static void add_event(json_t *events, const char *type, const char *reason, cons
 
 void gr_nvcre_wf_truncate(const char *name, size_t max, char *out, size_t outsz)
 {
-    size_t n = strlen(name);
-    if (outsz == 0)
-        return;
-    if (n <= max || max < 7) {
-        snprintf(out, outsz, "%s", name);
-        return;
-    }
-    size_t keep = max - 6;
-    while (keep > 0 && name[keep - 1] == '-')
-        keep--;
-    uint32_t h = gr_hash_fnv1a32(name, n);
-    char hex[16];
-    snprintf(hex, sizeof(hex), "%08x", h);
-    snprintf(out, outsz, "%.*s-%.5s", (int)keep, name, hex);
+    gr_nvcre_truncate_name(name, max, out, outsz);
 }
 
 void gr_nvcre_wf_extract_hash(const char *name, char out[6])
