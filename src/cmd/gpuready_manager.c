@@ -34,7 +34,6 @@
 #define MOD            "manager"
 #define LEASE_NAME     "240fe9c6.nvidia.com"
 #define MAX_NAMESPACES 64
-#define SA_NAMESPACE   "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 #define EXIT_USAGE     2
 
 typedef struct flags {
@@ -353,66 +352,6 @@ static int apply_log_level(const char *v)
     return 0;
 }
 
-static void lease_namespace(const flags *f, char *out, size_t n)
-{
-    if (f->lease_ns && *f->lease_ns) {
-        snprintf(out, n, "%s", f->lease_ns);
-        return;
-    }
-    const char *env = getenv("POD_NAMESPACE");
-    if (env && *env) {
-        snprintf(out, n, "%s", env);
-        return;
-    }
-    char path[512];
-    const char *sa = getenv("GR_KUBE_SA_DIR");
-    if (sa && *sa)
-        snprintf(path, sizeof path, "%s/namespace", sa);
-    else
-        snprintf(path, sizeof path, "%s", SA_NAMESPACE);
-    FILE *fp = fopen(path, "r");
-    if (fp) {
-        char buf[256] = "";
-        size_t r = fread(buf, 1, sizeof buf - 1, fp);
-        fclose(fp);
-        buf[r] = '\0';
-        while (r && (buf[r - 1] == '\n' || buf[r - 1] == ' ' || buf[r - 1] == '\r'))
-            buf[--r] = '\0';
-        if (r) {
-            snprintf(out, n, "%s", buf);
-            return;
-        }
-    }
-    snprintf(out, n, "default");
-}
-
-/* controller-runtime: hostname + "_" + a random UUID. POD_NAME (downward
- * API) replaces the hostname when set. */
-static void identity(char *out, size_t n)
-{
-    char host[256] = "";
-    const char *pod = getenv("POD_NAME");
-    if (pod && *pod)
-        snprintf(host, sizeof host, "%s", pod);
-    else if (gethostname(host, sizeof host) != 0)
-        snprintf(host, sizeof host, "gpuready-manager");
-    host[sizeof host - 1] = '\0';
-    unsigned char rnd[16] = {0};
-    FILE *fp = fopen("/dev/urandom", "rb");
-    if (!fp || fread(rnd, 1, sizeof rnd, fp) != sizeof rnd) {
-        unsigned s = (unsigned)getpid() ^ (unsigned)gr_kube_now_ns();
-        for (size_t i = 0; i < sizeof rnd; i++)
-            rnd[i] = (unsigned char)rand_r(&s);
-    }
-    if (fp)
-        fclose(fp);
-    rnd[6] = (unsigned char)((rnd[6] & 0x0f) | 0x40);
-    rnd[8] = (unsigned char)((rnd[8] & 0x3f) | 0x80);
-    snprintf(out, n, "%s_%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-             host, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7], rnd[8], rnd[9],
-             rnd[10], rnd[11], rnd[12], rnd[13], rnd[14], rnd[15]);
-}
-
 /* ---- controller registration point ---------------------------------------
  * The NVCRE controllers (Job, Workflow, Certification, WorkloadRun with
  * max_concurrent workers; GoodputMeasurement, BandwidthMeasurement with
@@ -572,8 +511,8 @@ int main(int argc, char **argv)
         return 1;
     }
     char lns[256], id[400];
-    lease_namespace(&f, lns, sizeof lns);
-    identity(id, sizeof id);
+    gr_kube_mgr_lease_namespace(f.lease_ns, lns, sizeof lns);
+    gr_kube_mgr_identity("gpuready-manager", id, sizeof id);
     gr_kube_mgr_opts mo = {.name = MOD,
                            .probe_addr = f.probe_addr,
                            .metrics_addr = f.metrics_addr,

@@ -295,61 +295,6 @@ static int open_client(const serve_opts *o, gang_rt *g, gr_err *err)
     return GR_OK;
 }
 
-#define SA_NAMESPACE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-
-/* The Lease namespace: the flag, $POD_NAMESPACE, the in-cluster namespace
- * file, else "default" (as gpuready-manager). */
-static void lease_namespace(const serve_opts *o, char *out, size_t n)
-{
-    if (o->lease_ns && *o->lease_ns) {
-        snprintf(out, n, "%s", o->lease_ns);
-        return;
-    }
-    const char *env = getenv("POD_NAMESPACE");
-    if (env && *env) {
-        snprintf(out, n, "%s", env);
-        return;
-    }
-    FILE *fp = fopen(SA_NAMESPACE, "r");
-    if (fp) {
-        char buf[256] = "";
-        size_t r = fread(buf, 1, sizeof buf - 1, fp);
-        fclose(fp);
-        buf[r] = '\0';
-        while (r && (buf[r - 1] == '\n' || buf[r - 1] == ' ' || buf[r - 1] == '\r'))
-            buf[--r] = '\0';
-        if (r) {
-            snprintf(out, n, "%s", buf);
-            return;
-        }
-    }
-    snprintf(out, n, "default");
-}
-
-/* controller-runtime's identity: hostname ($POD_NAME when set) + "_" + a
- * random suffix, so a restarted pod is a new candidate. */
-static void identity(char *out, size_t n)
-{
-    char host[256] = "";
-    const char *pod = getenv("POD_NAME");
-    if (pod && *pod)
-        snprintf(host, sizeof host, "%s", pod);
-    else if (gethostname(host, sizeof host) != 0)
-        snprintf(host, sizeof host, "gpuready-preflight");
-    host[sizeof host - 1] = '\0';
-    unsigned char rnd[8] = {0};
-    FILE *fp = fopen("/dev/urandom", "rb");
-    if (!fp || fread(rnd, 1, sizeof rnd, fp) != sizeof rnd) {
-        unsigned s = (unsigned)getpid() ^ (unsigned)gr_kube_now_ns();
-        for (size_t i = 0; i < sizeof rnd; i++)
-            rnd[i] = (unsigned char)rand_r(&s);
-    }
-    if (fp)
-        fclose(fp);
-    snprintf(out, n, "%s_%02x%02x%02x%02x%02x%02x%02x%02x", host, rnd[0], rnd[1], rnd[2], rnd[3],
-             rnd[4], rnd[5], rnd[6], rnd[7]);
-}
-
 /* The manager the controllers run on (takes the client). */
 static int open_manager(const serve_opts *o, gang_rt *g, gr_err *err)
 {
@@ -359,8 +304,8 @@ static int open_manager(const serve_opts *o, gang_rt *g, gr_err *err)
     if (rc != GR_OK)
         return rc;
     char lns[256], id[512];
-    lease_namespace(o, lns, sizeof lns);
-    identity(id, sizeof id);
+    gr_kube_mgr_lease_namespace(o->lease_ns, lns, sizeof lns);
+    gr_kube_mgr_identity("gpuready-preflight", id, sizeof id);
     gr_kube_mgr_opts mo = {.name = "preflight-controllers",
                            .probe_addr = o->probe_addr,
                            .metrics_addr = o->metrics_addr,

@@ -1,11 +1,14 @@
 /* gr_kube_mgr.c — the controller runtime's manager (see gr_kube_mgr.h). */
 #include "gr_kube_mgr.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "gr_file.h"
 #include "gr_kube_helpers.h"
 #include "gr_kube_leader.h"
 #include "gr_kube_probe.h"
@@ -1151,4 +1154,69 @@ void gr_kube_mgr_free(gr_kube_mgr *m)
     free(m->identity);
     pthread_mutex_destroy(&m->stop_mu);
     free(m);
+}
+
+/* ---- leader-election identity ------------------------------------------- */
+
+#define SA_NAMESPACE_FILE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+void gr_kube_mgr_lease_namespace(const char *flag, char *out, size_t n)
+{
+    if (flag && *flag) {
+        snprintf(out, n, "%s", flag);
+        return;
+    }
+    const char *env = getenv("POD_NAMESPACE");
+    if (env && *env) {
+        snprintf(out, n, "%s", env);
+        return;
+    }
+    char path[512];
+    const char *sa = getenv("GR_KUBE_SA_DIR");
+    if (sa && *sa)
+        snprintf(path, sizeof path, "%s/namespace", sa);
+    else
+        snprintf(path, sizeof path, "%s", SA_NAMESPACE_FILE);
+    char *buf = NULL;
+    size_t r = 0;
+    if (gr_file_read(path, 256, &buf, &r, NULL) == GR_OK) {
+        while (r && (buf[r - 1] == '\n' || buf[r - 1] == ' ' || buf[r - 1] == '\r'))
+            buf[--r] = '\0';
+        if (r) {
+            snprintf(out, n, "%s", buf);
+            free(buf);
+            return;
+        }
+        free(buf);
+    }
+    snprintf(out, n, "default");
+}
+
+void gr_kube_mgr_identity(const char *fallback, char *out, size_t n)
+{
+    char host[256] = "";
+    const char *pod = getenv("POD_NAME");
+    if (pod && *pod)
+        snprintf(host, sizeof host, "%s", pod);
+    else if (gethostname(host, sizeof host) != 0)
+        snprintf(host, sizeof host, "%s", fallback ? fallback : "gpuready");
+    host[sizeof host - 1] = '\0';
+    unsigned char rnd[16] = {0};
+    size_t got = 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t k = read(fd, rnd, sizeof rnd);
+        got = k > 0 ? (size_t)k : 0;
+        close(fd);
+    }
+    if (got != sizeof rnd) {
+        unsigned s = (unsigned)getpid() ^ (unsigned)gr_kube_mono_ns();
+        for (size_t i = 0; i < sizeof rnd; i++)
+            rnd[i] = (unsigned char)rand_r(&s);
+    }
+    rnd[6] = (unsigned char)((rnd[6] & 0x0f) | 0x40);
+    rnd[8] = (unsigned char)((rnd[8] & 0x3f) | 0x80);
+    snprintf(out, n, "%s_%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             host, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7], rnd[8], rnd[9],
+             rnd[10], rnd[11], rnd[12], rnd[13], rnd[14], rnd[15]);
 }

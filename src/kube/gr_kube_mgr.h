@@ -202,6 +202,18 @@ int gr_kube_mgr_add_runnable(gr_kube_mgr *m, const gr_kube_runnable_opts *o, gr_
  * caller still owns ctx). */
 int gr_kube_mgr_on_free(gr_kube_mgr *m, void (*fn)(void *ctx), void *ctx, gr_err *err);
 
+/* ---- leader-election identity (for programs) ------------------------------ */
+
+/* The Lease namespace a program should use, copied into out (n > 0): `flag`
+ * when non-empty, else $POD_NAMESPACE, else the in-cluster service-account
+ * namespace file ($GR_KUBE_SA_DIR/namespace, default
+ * /var/run/secrets/kubernetes.io/serviceaccount/namespace), else "default". */
+void gr_kube_mgr_lease_namespace(const char *flag, char *out, size_t n);
+/* controller-runtime's candidate identity: the host name ($POD_NAME when set;
+ * `fallback` when gethostname fails) + "_" + a random UUID (v4), so a
+ * restarted pod is a new candidate. */
+void gr_kube_mgr_identity(const char *fallback, char *out, size_t n);
+
 /* ---- readiness ------------------------------------------------------------ */
 
 typedef bool (*gr_kube_check_fn)(void *ctx, char *why, size_t why_sz);
