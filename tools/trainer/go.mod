@@ -1,17 +1,13 @@
 // Build-only Go module for gpuready test infrastructure (issue 19): the
-// Kubeflow Trainer v2 controller manager and the JobSet controller (the
-// exact JobSet version the Trainer requires), for the simulated GPU cluster.
-// One module for both: Trainer imports JobSet, so they share one graph.
+// Kubeflow Trainer v2 controller manager for the simulated GPU cluster.
+// (The JobSet controller has its own module, tools/jobset: see there.)
 // Built by scripts/build-k8s into a cache outside the tree, never by hand.
 
 module gpuready.local/tools/trainer
 
 go 1.26.0
 
-tool (
-	github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
-	sigs.k8s.io/jobset
-)
+tool github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
 
 require (
 	cel.dev/expr v0.25.1 // indirect
