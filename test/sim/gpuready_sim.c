@@ -96,6 +96,13 @@ static int cmd_nodes(int argc, char **argv)
     return rc;
 }
 
+/* nodeSelector is an atomic map (ApplyConfiguration cannot merge into it):
+ * add the key to an existing one, or create it. */
+#define NODE_SELECTOR_PATCH                                                                   \
+    "has(object.spec.nodeSelector) ? [JSONPatch{op: 'add', path: '/spec/nodeSelector/' + "    \
+    "jsonpatch.escapeKey('sim.gpuready.io/unschedulable'), value: 'true'}] : [JSONPatch{op: " \
+    "'add', path: '/spec/nodeSelector', value: {'sim.gpuready.io/unschedulable': 'true'}}]"
+
 static int cmd_policy(int argc, char **argv)
 {
     gr_sim_spec s;
@@ -117,11 +124,8 @@ static int cmd_policy(int argc, char **argv)
             "apiVersion", "admissionregistration.k8s.io/v1", "kind", "MutatingAdmissionPolicy",
             "metadata", "name", name, "spec", "matchConstraints", "objectSelector", ps,
             "resourceRules", "apiGroups", "", "apiVersions", "v1", "operations", "CREATE",
-            "resources", "pods", "failurePolicy", "Fail", "mutations", "patchType",
-            "ApplyConfiguration", "applyConfiguration", "expression",
-            "Object{spec: Object.spec{nodeSelector: {\"sim.gpuready.io/unschedulable\": "
-            "\"true\"}}}",
-            "reinvocationPolicy", "Never");
+            "resources", "pods", "failurePolicy", "Fail", "mutations", "patchType", "JSONPatch",
+            "jsonPatch", "expression", NODE_SELECTOR_PATCH, "reinvocationPolicy", "Never");
         json_t *bind = json_pack(
             "{s:s, s:s, s:{s:s}, s:{s:s}}", "apiVersion", "admissionregistration.k8s.io/v1", "kind",
             "MutatingAdmissionPolicyBinding", "metadata", "name", name, "spec", "policyName", name);

@@ -741,6 +741,8 @@ static json_t *make_node(size_t i, size_t n, const char *platform, const gr_sim_
         set_str(info, "osImage", "Ubuntu 24.04.2 LTS (simulated by gpuready)");
         set_str(info, "kernelVersion", "6.8.0-1024-nvidia");
         set_str(info, "containerRuntimeVersion", "containerd://2.0.5");
+        set_str(info, "kubeletVersion", "v1.36.3");
+        set_str(info, "kubeProxyVersion", "v1.36.3");
         fake_hex((uint64_t)i + 99u, hex, 16);
         set_str(info, "machineID", hex);
         set_str(info, "systemUUID", hex);
