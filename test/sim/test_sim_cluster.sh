@@ -12,7 +12,8 @@
 #    healthy node's is high;
 #  - the DCGM pod on the DCGM-failing node ends Failed with the spec's exit code
 #    and its log names the failing diagnostic;
-#  - the NotReady injection flips gpu-node-04's Ready condition to False;
+#  - the NotReady injection flips gpu-node-04's Ready condition to False, and
+#    gpu-node-03 is cordoned 1s after its first pod started;
 #  - a pod matched by `unschedulable` stays Pending, Unschedulable;
 #  - two Kubeflow TrainJobs on a ClusterTrainingRuntime run through Trainer +
 #    JobSet + Job controller + scheduler + KWOK: train-ok Complete, train-fail
@@ -137,6 +138,10 @@ eq_unsched() { [[ $(k -n "$ns" get pod stuck -o jsonpath='{.status.conditions[?(
 wait_for 120 "pod 'stuck' is Unschedulable (injected nodeSelector)" eq_unsched
 [[ $(k -n "$ns" get pod stuck -o jsonpath='{.status.phase}') == Pending ]] && pass "pod 'stuck' Pending" \
   || fail "pod 'stuck' not Pending"
+
+# ---- cordon injection (1s after gpu-node-03's first simulated pod)
+cordoned() { [[ $(jp node gpu-node-03 '{.spec.unschedulable}') == true ]]; }
+wait_for 120 "gpu-node-03 cordoned mid-run (cordon injection)" cordoned
 
 # ---- NotReady injection (5s after start)
 not_ready() { [[ $(jp node gpu-node-04 '{.status.conditions[?(@.type=="Ready")].status}') == False ]]; }
