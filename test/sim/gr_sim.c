@@ -743,10 +743,20 @@ static json_t *make_node(size_t i, size_t n, const char *platform, const gr_sim_
         set_str(info, "containerRuntimeVersion", "containerd://2.0.5");
         set_str(info, "kubeletVersion", "v1.36.3");
         set_str(info, "kubeProxyVersion", "v1.36.3");
-        fake_hex((uint64_t)i + 99u, hex, 16);
+        /* KWOK re-renders nodeInfo through YAML: keep the IDs from ever
+         * looking like numbers (UUID dashes, a letter first). */
+        char id[48];
+        fake_hex((uint64_t)i + 99u, hex, 32);
+        hex[0] = 'a';
         set_str(info, "machineID", hex);
-        set_str(info, "systemUUID", hex);
-        set_str(info, "bootID", hex);
+        snprintf(id, sizeof id, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16,
+                 hex + 20);
+        set_str(info, "systemUUID", id);
+        fake_hex((uint64_t)i + 7777u, hex, 32);
+        hex[0] = 'b';
+        snprintf(id, sizeof id, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16,
+                 hex + 20);
+        set_str(info, "bootID", id);
         json_object_set_new(status, "nodeInfo", info);
     }
     json_object_set_new(meta, "labels", labels);

@@ -139,6 +139,17 @@ static void test_nodes_aws_h100(void **state)
     assert_non_null(pid);
     assert_memory_equal(pid, "aws:///us-east-1a/i-", 20);
     assert_int_equal(strlen(pid), 20 + 17);
+    /* KWOK re-renders nodeInfo through YAML: IDs must never read as numbers */
+    for (size_t i = 0; i < 16; i++) {
+        json_t *info =
+            json_object_get(json_object_get(json_array_get(items, i), "status"), "nodeInfo");
+        const char *ids[] = {"machineID", "systemUUID", "bootID"};
+        for (size_t k = 0; k < 3; k++) {
+            const char *v = json_string_value(json_object_get(info, ids[k]));
+            assert_non_null(v);
+            assert_true(v[0] >= 'a' && v[0] <= 'f');
+        }
+    }
     /* distinct provider IDs */
     const char *pid2 = json_string_value(
         json_object_get(json_object_get(json_array_get(items, 1), "spec"), "providerID"));
