@@ -151,12 +151,26 @@ typedef struct first_seen {
     char node[GR_SIM_NAME_MAX];
 } first_seen;
 
+/* A processed NCCL pod of a group: its log is rewritten when a slower node
+ * joins the group later (the scheduler may bind a gang's pods after KWOK
+ * started the first one; logs are read after the pods finish). */
+#define MAX_DONE_NCCL 4096
+typedef struct done_nccl {
+    json_t *pod;
+    gr_sim_plan plan;
+    int64_t start_ns;
+    char logpath[4096];
+} done_nccl;
+
 typedef struct watch_ctx {
     gr_sim_spec spec;
     const char *gpu, *dir;
     first_seen *seen;
     size_t n_seen, cap_seen;
     unsigned long seq;
+    gr_sim_groups groups;
+    done_nccl *done; /* ring of processed grouped NCCL pods */
+    size_t n_done, next_done;
 } watch_ctx;
 
 static void timed(const char *action, const gr_sim_timed *t, const char *node, int64_t base_ns)
@@ -211,6 +225,68 @@ static int write_file(const char *path, const char *data, size_t len)
     return 0;
 }
 
+static int write_file(const char *path, const char *data, size_t len);
+
+static void write_log(watch_ctx *w, const gr_sim_plan *p, const json_t *pod, int64_t start_ns,
+                      const char *path)
+{
+    gr_buf log = GR_BUF_INIT(16 * 1024 * 1024);
+    gr_err err = {0};
+    if (gr_sim_pod_log(p, &w->spec, w->gpu, pod, start_ns, &log, &err) != GR_OK)
+        fprintf(stderr, "gpuready-sim: %s\n", err.msg);
+    else if (write_file(path, log.data ? log.data : "", log.len) != 0)
+        fprintf(stderr, "gpuready-sim: cannot write %s: %s\n", path, strerror(errno));
+    gr_buf_free(&log);
+}
+
+/* A pod was observed: rewrite the logs of its group's processed NCCL pods
+ * whose busbw the group's slowest node now lowers. */
+static void regroup(watch_ctx *w, const json_t *pod)
+{
+    char group[2 * GR_SIM_NAME_MAX], other[2 * GR_SIM_NAME_MAX];
+    gr_sim_pod_group(pod, group, sizeof group);
+    if (group[0] == '\0')
+        return;
+    for (size_t i = 0; i < w->n_done; i++) {
+        done_nccl *d = &w->done[i];
+        gr_sim_pod_group(d->pod, other, sizeof other);
+        if (strcmp(group, other) != 0)
+            continue;
+        gr_sim_plan p = d->plan;
+        gr_sim_groups_apply(&w->groups, &w->spec, w->gpu, d->pod, &p);
+        if (p.busbw_gbps < d->plan.busbw_gbps) {
+            d->plan = p;
+            write_log(w, &d->plan, d->pod, d->start_ns, d->logpath);
+        }
+    }
+}
+
+static void remember(watch_ctx *w, json_t *pod, const gr_sim_plan *p, int64_t start_ns,
+                     const char *logpath)
+{
+    char group[2 * GR_SIM_NAME_MAX];
+    gr_sim_pod_group(pod, group, sizeof group);
+    if (p->kind != GR_SIM_NCCL || group[0] == '\0')
+        return;
+    if (w->done == NULL) {
+        w->done = calloc(MAX_DONE_NCCL, sizeof *w->done);
+        if (w->done == NULL)
+            return;
+    }
+    done_nccl *d;
+    if (w->n_done < MAX_DONE_NCCL) {
+        d = &w->done[w->n_done++];
+    } else { /* forget the oldest */
+        d = &w->done[w->next_done];
+        w->next_done = (w->next_done + 1) % MAX_DONE_NCCL;
+        json_decref(d->pod);
+    }
+    d->pod = json_incref(pod);
+    d->plan = *p;
+    d->start_ns = start_ns;
+    snprintf(d->logpath, sizeof d->logpath, "%s", logpath);
+}
+
 static int on_value(void *ctx, json_t *v, const gr_err *e)
 {
     watch_ctx *w = ctx;
@@ -228,12 +304,16 @@ static int on_value(void *ctx, json_t *v, const gr_err *e)
     }
     gr_sim_plan p;
     gr_err err = {0};
+    if (gr_sim_groups_observe(&w->groups, v) != GR_OK)
+        fprintf(stderr, "gpuready-sim: out of memory remembering pod groups\n");
+    regroup(w, v);
     if (gr_sim_pod_plan(&w->spec, w->gpu, v, &p, &err) != GR_OK) {
         fprintf(stderr, "gpuready-sim: %s\n", err.msg);
         return 0;
     }
     if (!p.act)
         return 0;
+    gr_sim_groups_apply(&w->groups, &w->spec, w->gpu, v, &p);
     int64_t now = now_ns();
     const gr_sim_node_fault *nf = gr_sim_spec_node(&w->spec, p.node);
     if (!node_seen(w, p.node) && nf != NULL) {
@@ -249,18 +329,17 @@ static int on_value(void *ctx, json_t *v, const gr_err *e)
     char logpath[4096], applypath[4096];
     snprintf(logpath, sizeof logpath, "%s/logs/%s_%s_%s.log", w->dir, ns, name, uid);
     snprintf(applypath, sizeof applypath, "%s/apply/%08lu-%s_%s.yaml", w->dir, ++w->seq, ns, name);
-    gr_buf log = GR_BUF_INIT(16 * 1024 * 1024), doc = GR_BUF_INIT(64 * 1024);
-    if (gr_sim_pod_log(&p, &w->spec, w->gpu, v, now, &log, &err) != GR_OK ||
-        gr_sim_pod_apply_yaml(&p, logpath, &doc, &err) != GR_OK) {
+    gr_buf doc = GR_BUF_INIT(64 * 1024);
+    write_log(w, &p, v, now, logpath);
+    if (gr_sim_pod_apply_yaml(&p, logpath, &doc, &err) != GR_OK) {
         fprintf(stderr, "gpuready-sim: %s\n", err.msg);
-    } else if (write_file(logpath, log.data ? log.data : "", log.len) != 0 ||
-               write_file(applypath, doc.data, doc.len) != 0) {
-        fprintf(stderr, "gpuready-sim: cannot write %s: %s\n", logpath, strerror(errno));
+    } else if (write_file(applypath, doc.data, doc.len) != 0) {
+        fprintf(stderr, "gpuready-sim: cannot write %s: %s\n", applypath, strerror(errno));
     } else {
         printf("apply %s\n", applypath);
+        remember(w, v, &p, now, logpath);
     }
     fflush(stdout);
-    gr_buf_free(&log);
     gr_buf_free(&doc);
     return 0;
 }
@@ -319,6 +398,10 @@ static int cmd_watch(int argc, char **argv)
     }
     gr_sim_stream_free(&st);
     free(w.seen);
+    for (size_t i = 0; i < w.n_done; i++)
+        json_decref(w.done[i].pod);
+    free(w.done);
+    gr_sim_groups_free(&w.groups);
     gr_sim_spec_free(&w.spec);
     return 0;
 }

@@ -936,13 +936,8 @@ int gr_sim_pod_plan(const gr_sim_spec *s, const char *gpu, const json_t *pod, gr
     else
         out->kind = GR_SIM_GENERIC;
 
-    const gr_sim_gpu *g = gr_sim_gpu_find(gpu);
     const gr_sim_node_fault *nf = gr_sim_spec_node(s, out->node);
-    out->busbw_gbps = g ? g->busbw_gbps : 100.0;
-    if (s != NULL && s->busbw_gbps >= 0)
-        out->busbw_gbps = s->busbw_gbps;
-    if (nf != NULL && nf->busbw_gbps >= 0)
-        out->busbw_gbps = nf->busbw_gbps;
+    out->busbw_gbps = gr_sim_node_busbw(s, gpu, out->node);
     out->exit_code = 0;
     out->duration_ns = s ? s->duration_ns : 5 * NS_PER_S;
     if (out->kind == GR_SIM_NCCL)
@@ -964,6 +959,105 @@ int gr_sim_pod_plan(const gr_sim_spec *s, const char *gpu, const json_t *pod, gr
     }
     out->act = 1;
     return GR_OK;
+}
+
+double gr_sim_node_busbw(const gr_sim_spec *s, const char *gpu, const char *node)
+{
+    const gr_sim_gpu *g = gr_sim_gpu_find(gpu);
+    const gr_sim_node_fault *nf = gr_sim_spec_node(s, node);
+    double bw = g ? g->busbw_gbps : 100.0;
+    if (s != NULL && s->busbw_gbps >= 0)
+        bw = s->busbw_gbps;
+    if (nf != NULL && nf->busbw_gbps >= 0)
+        bw = nf->busbw_gbps;
+    return bw;
+}
+
+/* ---------------------------------------------------------------- groups */
+
+void gr_sim_groups_init(gr_sim_groups *g)
+{
+    memset(g, 0, sizeof *g);
+}
+
+void gr_sim_groups_free(gr_sim_groups *g)
+{
+    free(g->e);
+    memset(g, 0, sizeof *g);
+}
+
+void gr_sim_pod_group(const json_t *pod, char *out, size_t outsz)
+{
+    const json_t *meta = json_object_get(pod, "metadata");
+    const json_t *labels = json_object_get(meta, "labels");
+    const char *ns = jstr(meta, "namespace");
+    const char *js = jstr(labels, "jobset.sigs.k8s.io/jobset-name");
+    out[0] = '\0';
+    if (ns[0] == '\0')
+        return;
+    if (js[0] != '\0') {
+        snprintf(out, outsz, "%s/jobset/%s", ns, js);
+        return;
+    }
+    const char *job = jstr(labels, "batch.kubernetes.io/job-name");
+    if (job[0] != '\0' &&
+        json_object_get(labels, "batch.kubernetes.io/job-completion-index") != NULL)
+        snprintf(out, outsz, "%s/job/%s", ns, job);
+}
+
+int gr_sim_groups_observe(gr_sim_groups *g, const json_t *pod)
+{
+    char group[2 * GR_SIM_NAME_MAX];
+    const json_t *meta = json_object_get(pod, "metadata");
+    const char *uid = jstr(meta, "uid");
+    const char *node = jstr(json_object_get(pod, "spec"), "nodeName");
+    if (uid[0] == '\0' || node[0] == '\0')
+        return GR_OK;
+    gr_sim_pod_group(pod, group, sizeof group);
+    if (group[0] == '\0')
+        return GR_OK;
+    for (size_t i = 0; i < g->n; i++)
+        if (strcmp(g->e[i].uid, uid) == 0)
+            return GR_OK; /* a bound pod never moves */
+    gr_sim_group_pod *slot;
+    if (g->n < g->cap) {
+        slot = &g->e[g->n++];
+    } else if (g->cap < GR_SIM_MAX_GROUP_PODS) {
+        size_t nc = g->cap ? g->cap * 2 : 64;
+        if (nc > GR_SIM_MAX_GROUP_PODS)
+            nc = GR_SIM_MAX_GROUP_PODS;
+        gr_sim_group_pod *ne = realloc(g->e, nc * sizeof *ne);
+        if (ne == NULL)
+            return GR_ENOMEM;
+        g->e = ne;
+        g->cap = nc;
+        slot = &g->e[g->n++];
+    } else {
+        slot = &g->e[g->next];
+        g->next = (g->next + 1) % g->cap;
+    }
+    copy(slot->group, sizeof slot->group, group);
+    copy(slot->uid, sizeof slot->uid, uid);
+    copy(slot->node, sizeof slot->node, node);
+    return GR_OK;
+}
+
+void gr_sim_groups_apply(const gr_sim_groups *g, const gr_sim_spec *s, const char *gpu,
+                         const json_t *pod, gr_sim_plan *p)
+{
+    char group[2 * GR_SIM_NAME_MAX];
+    if (p->kind != GR_SIM_NCCL)
+        return;
+    gr_sim_pod_group(pod, group, sizeof group);
+    if (group[0] == '\0')
+        return;
+    for (size_t i = 0; i < g->n; i++) {
+        if (strcmp(g->e[i].group, group) != 0)
+            continue;
+        double bw = gr_sim_node_busbw(s, gpu, g->e[i].node);
+        if (bw < p->busbw_gbps)
+            p->busbw_gbps = bw;
+    }
 }
 
 /* ---------------------------------------------------------------- logs */

@@ -160,6 +160,42 @@ int gr_sim_pod_log(const gr_sim_plan *p, const gr_sim_spec *s, const char *gpu, 
  * object pointing at logs_file, and the pod's annotations. */
 int gr_sim_pod_apply_yaml(const gr_sim_plan *p, const char *logs_file, gr_buf *out, gr_err *err);
 
+/* ---------------------------------------------------------------- groups */
+
+/* Multi-node NCCL: every rank of a multi-node all_reduce reports the same
+ * bus bandwidth, bounded by the slowest node. A pod's group is its JobSet
+ * (label jobset.sigs.k8s.io/jobset-name, i.e. a TrainJob) or its Indexed
+ * Job (job-name, when the pod has a completion index), per namespace; an
+ * NCCL pod's busbw is the lowest peak among the nodes its group's pods are
+ * bound to, as seen so far in the watch stream (the scheduler binds a
+ * gang's pods before KWOK starts them). Capped at GR_SIM_MAX_GROUP_PODS
+ * remembered pods (the oldest are forgotten). */
+#define GR_SIM_MAX_GROUP_PODS 65536
+
+typedef struct gr_sim_group_pod {
+    char group[2 * GR_SIM_NAME_MAX];
+    char uid[64];
+    char node[GR_SIM_NAME_MAX];
+} gr_sim_group_pod;
+
+typedef struct gr_sim_groups {
+    gr_sim_group_pod *e;
+    size_t n, cap, next; /* next: ring position once full */
+} gr_sim_groups;
+
+void gr_sim_groups_init(gr_sim_groups *g);
+void gr_sim_groups_free(gr_sim_groups *g);
+/* The pod's group key ("" when it has none). */
+void gr_sim_pod_group(const json_t *pod, char *out, size_t outsz);
+/* Remember a bound pod's node for its group. GR_ENOMEM only. */
+int gr_sim_groups_observe(gr_sim_groups *g, const json_t *pod);
+/* The peak busbw of one node under the spec (GPU default, spec defaults,
+ * node fault). */
+double gr_sim_node_busbw(const gr_sim_spec *s, const char *gpu, const char *node);
+/* For an NCCL plan: lower p->busbw_gbps to the slowest node of its group. */
+void gr_sim_groups_apply(const gr_sim_groups *g, const gr_sim_spec *s, const char *gpu,
+                         const json_t *pod, gr_sim_plan *p);
+
 /* ---------------------------------------------------------------- stream */
 
 /* Splits a byte stream of concatenated JSON values (kubectl get -w -o json)

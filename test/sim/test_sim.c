@@ -349,6 +349,45 @@ static void test_plan_trainjob_and_skips(void **state)
     gr_sim_spec_free(&s);
 }
 
+static void test_groups_slowest_node(void **state)
+{
+    (void)state;
+    gr_sim_spec s;
+    parse_ok(&s);
+    gr_sim_groups g;
+    gr_sim_groups_init(&g);
+    const char *js = "{\"jobset.sigs.k8s.io/jobset-name\":\"tj\"}";
+    json_t *a = pod("gpu-node-01", "all_reduce_perf_mpi -b 8 -e 1G", js);
+    json_t *b = pod("gpu-node-02", "all_reduce_perf_mpi -b 8 -e 1G", js); /* the slow node */
+    json_object_set_new(json_object_get(b, "metadata"), "uid", json_string("u-2"));
+    json_t *c = pod("gpu-node-02", "all_reduce_perf_mpi -b 8 -e 1G", "{}"); /* no group */
+    json_object_set_new(json_object_get(c, "metadata"), "uid", json_string("u-3"));
+    char key[600];
+    gr_sim_pod_group(a, key, sizeof key);
+    assert_string_equal(key, "ns/jobset/tj");
+    gr_sim_pod_group(c, key, sizeof key);
+    assert_string_equal(key, "");
+    assert_int_equal(gr_sim_groups_observe(&g, a), GR_OK);
+    assert_int_equal(gr_sim_groups_observe(&g, b), GR_OK);
+    assert_int_equal(gr_sim_groups_observe(&g, b), GR_OK); /* idempotent */
+    assert_int_equal(gr_sim_groups_observe(&g, c), GR_OK);
+    assert_int_equal(g.n, 2);
+    gr_sim_plan plan;
+    assert_int_equal(gr_sim_pod_plan(&s, "h100", a, &plan, NULL), GR_OK);
+    assert_true(plan.busbw_gbps > 400);
+    gr_sim_groups_apply(&g, &s, "h100", a, &plan);
+    assert_true(plan.busbw_gbps > 41.4 &&
+                plan.busbw_gbps < 41.6); /* the healthy rank sees the slow link */
+    /* an ungrouped pod on a healthy node keeps its own */
+    json_t *d = pod("gpu-node-01", "all_reduce_perf", "{}");
+    assert_int_equal(gr_sim_pod_plan(&s, "h100", d, &plan, NULL), GR_OK);
+    gr_sim_groups_apply(&g, &s, "h100", d, &plan);
+    assert_true(plan.busbw_gbps > 400);
+    json_decref(a), json_decref(b), json_decref(c), json_decref(d);
+    gr_sim_groups_free(&g);
+    gr_sim_spec_free(&s);
+}
+
 typedef struct seen {
     int values, errors;
     char names[8][32];
@@ -402,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_plan_dcgm_fail),
         cmocka_unit_test(test_plan_trainjob_and_skips),
         cmocka_unit_test(test_stream),
+        cmocka_unit_test(test_groups_slowest_node),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,10 +17,13 @@
 #  - a pod matched by `unschedulable` stays Pending, Unschedulable;
 #  - two Kubeflow TrainJobs on a ClusterTrainingRuntime run through Trainer +
 #    JobSet + Job controller + scheduler + KWOK: train-ok Complete, train-fail
-#    (the spec's failing TrainJob) Failed;
+#    (the spec's failing TrainJob) Failed; both train-ok ranks log the same
+#    busbw, the slowest of their nodes;
 #  - `scripts/cluster down` leaves no process and no directory behind.
 # Exit 77 (skipped) with GR_SKIP_INTEGRATION=1 or GR_SKIP_E2E=1.
 set -euo pipefail
+# Any command failing outside a check still says where.
+trap 'echo "FAIL: line $LINENO: $BASH_COMMAND exited $?" >&2' ERR
 
 helper=${1:?usage: test_sim_cluster.sh GPUREADY_SIM}
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
@@ -115,7 +118,7 @@ grep -Eq '^ +8589934592 +2147483648 +float +sum +-1 ' <<<"$log" \
   && pass "the table reaches -e 8G" || fail "no 8G row"
 slow_bw=$(sed -n 's/^# Avg bus bandwidth *: *\([0-9.]*\).*/\1/p' <<<"$log")
 ok_pod=$(k -n "$ns" get pods -l job-name=nccl-ok -o jsonpath='{.items[0].metadata.name}')
-ok_bw=$(k -n "$ns" logs "$ok_pod" | sed -n 's/^# Avg bus bandwidth *: *\([0-9.]*\).*/\1/p')
+ok_bw=$(k -n "$ns" logs "$ok_pod" 2>&1 | sed -n 's/^# Avg bus bandwidth *: *\([0-9.]*\).*/\1/p' || true)
 peak_slow=$(awk '$1 == 8589934592 {print $8}' <<<"$log")
 # the slow node's spec says busbwGBps 41.5: its largest message runs near it
 if [[ -n $slow_bw && -n $ok_bw && -n $peak_slow ]] &&
@@ -131,7 +134,7 @@ phase=$(k -n "$ns" get pod "$dcgm_pod" -o jsonpath='{.status.phase}')
 code=$(k -n "$ns" get pod "$dcgm_pod" -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}')
 [[ $phase == Failed && $code == 226 ]] && pass "DCGM pod on gpu-node-03 Failed with exit code 226" \
   || fail "DCGM pod: phase '$phase' exit code '$code' (want Failed, 226)"
-k -n "$ns" logs "$dcgm_pod" | grep -q '| Page Retirement/Row Remap | Fail' \
+k -n "$ns" logs "$dcgm_pod" 2>&1 | grep -q '| Page Retirement/Row Remap | Fail' \
   && pass "DCGM log names the failing diagnostic" || fail "DCGM log lacks the failure"
 
 eq_unsched() { [[ $(k -n "$ns" get pod stuck -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}') == Unschedulable ]]; }
@@ -156,6 +159,19 @@ wait_for 600 "TrainJob train-ok Complete (Trainer + JobSet + Job + scheduler + K
   k -n "$ns" wait --for=condition=Complete trainjob/train-ok --timeout=5s
 np=$(k -n "$ns" get pods -l jobset.sigs.k8s.io/jobset-name=train-ok -o name | wc -l)
 ((np == 2)) && pass "train-ok ran 2 pods (numNodes 2)" || fail "train-ok ran $np pods, want 2"
+# every rank of a multi-node all_reduce reports the bandwidth of the slowest node
+big=() nodes=""
+for p in $(k -n "$ns" get pods -l jobset.sigs.k8s.io/jobset-name=train-ok -o name); do
+  nodes+=" $(k -n "$ns" get "$p" -o jsonpath='{.spec.nodeName}')"
+  big+=("$(k -n "$ns" logs "$p" 2>&1 | awk '$1 == 1073741824 {print $8}' || true)")
+done
+if [[ $nodes == *gpu-node-02* ]]; then want=slow; else want=fast; fi
+if ((${#big[@]} == 2)) && [[ ${big[0]} == "${big[1]}" ]] &&
+   awk -v b="${big[0]}" -v w=$want 'BEGIN { exit !(w == "slow" ? b > 40 && b <= 41.5 : b > 400) }'; then
+  pass "train-ok ranks on$nodes agree on the 1G busbw ${big[0]} GB/s (slowest node)"
+else
+  fail "train-ok ranks on$nodes: 1G busbw [${big[*]}], want equal and $want"
+fi
 wait_for 600 "TrainJob train-fail Failed (fault spec trainJobs)" \
   k -n "$ns" wait --for=condition=Failed trainjob/train-fail --timeout=5s
 
