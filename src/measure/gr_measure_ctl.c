@@ -98,11 +98,29 @@ static int cmp_names(const void *a, const void *b)
 
 /* The Job's pods (of the profile's replicated job when pods carry that
  * label), sorted by name. Caller decrefs *out (an array). */
+/* The Job's pods for strategy s, from the cache, or (live) from the API
+ * server itself. */
 static int job_pods(mctl *mc, const char *ns, const char *job, const gr_measure_strategy *s,
-                    json_t **out, gr_err *err)
+                    int live, json_t **out, gr_err *err)
 {
     json_t *all = NULL;
-    int rc = gr_kube_cache_list(mc->pods, "job", job, &all, err);
+    int rc;
+    if (live) {
+        char sel[400];
+        snprintf(sel, sizeof sel, "%s=%s", JOB_LABEL, job);
+        json_t *list = NULL;
+        gr_kube_opts o = {.label_selector = sel};
+        rc = gr_kube_list_all(mc->c, &GR_KUBE_PODS, ns, &o, &list, NULL, err);
+        if (rc == GR_OK) {
+            all = json_incref(json_object_get(list, "items"));
+            json_decref(list);
+            if (!all) {
+                all = json_array();
+            }
+        }
+    } else {
+        rc = gr_kube_cache_list(mc->pods, "job", job, &all, err);
+    }
     if (rc != GR_OK) {
         return rc;
     }
@@ -473,11 +491,23 @@ static int reconcile(void *ctx, const char *key, int64_t *requeue_after_ns, gr_e
         gr_time_format_ns(now - now % 1000000000, ts);
         json_object_set_new(status, "startTime", json_string(ts));
     }
-    rc = job_pods(mc, ns, jobname, gr_measure_profile_strategy(prof), &pods, err);
+    rc = job_pods(mc, ns, jobname, gr_measure_profile_strategy(prof), 0, &pods, err);
     if (rc != GR_OK) {
         goto out;
     }
     size_t npods = json_array_size(pods);
+    if (final && npods == 0) {
+        /* The final read needs the pods: the pod cache can lag the Job's
+         * (both change at once), so confirm with a live list before the
+         * measurement is frozen with no values. */
+        json_decref(pods);
+        pods = NULL;
+        rc = job_pods(mc, ns, jobname, gr_measure_profile_strategy(prof), 1, &pods, err);
+        if (rc != GR_OK) {
+            goto out;
+        }
+        npods = json_array_size(pods);
+    }
     l.p = prof;
     const char *container = gr_measure_profile_container(prof);
     if (npods > 0) {
