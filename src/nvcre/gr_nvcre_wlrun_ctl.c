@@ -36,13 +36,28 @@ static const char *meta(const json_t *o, const char *k)
     return json_string_value(json_object_get(json_object_get(o, "metadata"), k));
 }
 
+/* Fields set once, when the Workflow is created; a status computed from a
+ * cached copy of the run that predates that write must not drop them. */
+static const char *const CREATE_ONCE[] = {"workflowRef", "detectedPlatform",
+                                          "detectedGPUArchitecture", "resolvedGpusPerNode"};
+
 static int put_status(json_t *obj, void *ctx, gr_err *err)
 {
-    (void)err;
     const json_t *status = ctx;
-    if (gr_json_equal(json_object_get(obj, "status"), status))
+    json_t *want = json_deep_copy(status);
+    if (!want)
+        return gr_err_set(err, GR_ENOMEM, "workloadrun controller: out of memory");
+    const json_t *live = json_object_get(obj, "status");
+    for (size_t i = 0; i < sizeof CREATE_ONCE / sizeof CREATE_ONCE[0]; i++) {
+        json_t *v = json_object_get(live, CREATE_ONCE[i]);
+        if (v && !json_object_get(want, CREATE_ONCE[i]))
+            json_object_set(want, CREATE_ONCE[i], v);
+    }
+    if (gr_json_equal(live, want)) {
+        json_decref(want);
         return GR_ECANCELED;
-    json_object_set(obj, "status", (json_t *)(uintptr_t)status);
+    }
+    json_object_set_new(obj, "status", want);
     return GR_OK;
 }
 

@@ -256,12 +256,15 @@ got=$(k -n "$team" get pod train-0 -o jsonpath='{.spec.initContainers[0].env[?(@
 [[ $got == "kubernetes-$team-workers" ]] || die "PF-44: GANG_ID is '$got'"
 got=""
 for _ in $(seq "$(gr_tries 10 200)"); do
-  got=$(k -n "$team" get configmap -l nvsentinel.nvidia.com/managed-by=preflight -o jsonpath='{.items[0].data.gang_id}')
+  # The coordinator (leader-elected, off the admission path) creates it
+  # within a batch window; until then the list is empty.
+  got=$(k -n "$team" get configmap -l nvsentinel.nvidia.com/managed-by=preflight \
+    -o jsonpath='{.items[*].data.gang_id}' 2>/dev/null) || got=""
   [[ -n $got ]] && break
   sleep 0.2
 done
 [[ $got == "kubernetes-$team-workers" ]] || die "PF-143: no gang ConfigMap (got '$got')"
-say "PF-143: gang ConfigMap created by the webhook under the chart's RBAC"
+say "PF-143: gang ConfigMap created by the gang coordinator under the chart's RBAC"
 
 # RBAC: native gang APIs readable (PF-93, PF-94); a labelled contributor is
 # aggregated into <release>-gang-discovery (PF-128, PF-130).
