@@ -325,7 +325,7 @@ static json_t *pb_scalar(const ProtobufCFieldDescriptor *f, const void *p, unsig
     case PROTOBUF_C_TYPE_FLOAT: {
         float v = *(const float *)p;
         *zero = v == 0;
-        return json_real(v);
+        return json_real((double)v);
     }
     case PROTOBUF_C_TYPE_DOUBLE: {
         double v = *(const double *)p;
