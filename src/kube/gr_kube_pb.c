@@ -217,71 +217,167 @@ static json_t *pb_time(int64_t secs, int64_t usec, bool micro)
     return json_string(b);
 }
 
-/* Embedded bytes that are JSON (FieldsV1, RawExtension) or an envelope. */
-static json_t *pb_embedded(struct pb_ctx *c, const ProtobufCBinaryData *b, const char *what)
+/* The decoder walks the wire format directly, driven by the descriptors
+ * (protobuf-c's unpack would first allocate every message as a C struct). */
+
+#define PB_MAX_NESTING 64
+
+struct pb_rd {
+    const uint8_t *p, *end;
+};
+
+static bool rd_varint(struct pb_rd *r, uint64_t *v)
 {
-    if (b->len >= 4 && memcmp(b->data, pb_magic, 4) == 0) {
+    uint64_t x = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (r->p >= r->end)
+            return false;
+        uint8_t b = *r->p++;
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = x;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool rd_bytes(struct pb_rd *r, const uint8_t **p, size_t *n)
+{
+    uint64_t len;
+    if (!rd_varint(r, &len) || len > (uint64_t)(r->end - r->p))
+        return false;
+    *p = r->p;
+    *n = (size_t)len;
+    r->p += len;
+    return true;
+}
+
+static bool rd_skip(struct pb_rd *r, unsigned wt)
+{
+    uint64_t v;
+    const uint8_t *p;
+    size_t n;
+    switch (wt) {
+    case 0:
+        return rd_varint(r, &v);
+    case 1:
+        if (r->end - r->p < 8)
+            return false;
+        r->p += 8;
+        return true;
+    case 2:
+        return rd_bytes(r, &p, &n);
+    case 5:
+        if (r->end - r->p < 4)
+            return false;
+        r->p += 4;
+        return true;
+    default:
+        return false; /* groups are not used by Kubernetes */
+    }
+}
+
+static json_t *pb_fail(struct pb_ctx *c, const ProtobufCMessageDescriptor *d, const char *why)
+{
+    if (c->err && c->err->code == GR_OK)
+        gr_err_set(c->err, GR_EPARSE, "kube protobuf: malformed %s: %s", d->name, why);
+    return NULL;
+}
+
+/* The fields of a small special message (Time, Quantity, ...): up to 3. */
+struct pb_small {
+    uint64_t v[4];
+    const uint8_t *s[4];
+    size_t n[4];
+    bool has[4];
+};
+
+static bool pb_small_parse(const uint8_t *p, size_t n, struct pb_small *o)
+{
+    memset(o, 0, sizeof *o);
+    if (!p)
+        return true; /* an absent message: every field zero */
+    struct pb_rd r = {p, p + n};
+    while (r.p < r.end) {
+        uint64_t key;
+        if (!rd_varint(&r, &key))
+            return false;
+        unsigned id = (unsigned)(key >> 3), wt = (unsigned)(key & 7);
+        if (id >= 1 && id <= 3 && wt == 0) {
+            if (!rd_varint(&r, &o->v[id]))
+                return false;
+            o->has[id] = true;
+        } else if (id >= 1 && id <= 3 && wt == 2) {
+            if (!rd_bytes(&r, &o->s[id], &o->n[id]))
+                return false;
+            o->has[id] = true;
+        } else if (!rd_skip(&r, wt)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static json_t *pb_embedded(struct pb_ctx *c, const uint8_t *p, size_t n, const char *what)
+{
+    if (n >= 4 && memcmp(p, pb_magic, 4) == 0) {
         if (c->depth >= GR_KUBE_PB_MAX_DEPTH) {
             gr_err_set(c->err, GR_EPARSE, "kube protobuf: %s: envelopes nested deeper than %d",
                        what, GR_KUBE_PB_MAX_DEPTH);
             return NULL;
         }
         c->depth++;
-        json_t *j = pb_decode_envelope(c, b->data, b->len, true);
+        json_t *j = pb_decode_envelope(c, p, n, true);
         c->depth--;
         return j;
     }
     json_error_t je;
-    json_t *j = json_loadb((const char *)b->data, b->len, JSON_DECODE_ANY, &je);
+    json_t *j = json_loadb((const char *)p, n, JSON_DECODE_ANY, &je);
     if (!j)
         gr_err_set(c->err, GR_EPARSE, "kube protobuf: %s: embedded JSON: %s (at byte %d)", what,
                    je.text, je.position);
     return j;
 }
 
-static json_t *pb_message(struct pb_ctx *c, const ProtobufCMessage *m);
-
-static json_t *pb_special(struct pb_ctx *c, const ProtobufCMessage *m, bool *handled)
+/* A special type's JSON, or NULL with *handled false. */
+static json_t *pb_special(struct pb_ctx *c, const ProtobufCMessageDescriptor *d, const uint8_t *p,
+                          size_t n, bool *handled)
 {
-    const ProtobufCMessageDescriptor *d = m->descriptor;
     *handled = true;
-    if (d == &k8s__io__apimachinery__pkg__apis__meta__v1__time__descriptor) {
-        const K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__Time *t = (const void *)m;
-        if (!t->has_seconds && !t->has_nanos)
-            return json_null();
-        /* Go's Time keeps seconds only (time_proto.go). */
-        return pb_time(t->seconds, 0, false);
+    bool tm = d == &k8s__io__apimachinery__pkg__apis__meta__v1__time__descriptor;
+    bool mtm = d == &k8s__io__apimachinery__pkg__apis__meta__v1__micro_time__descriptor;
+    bool qty = d == &k8s__io__apimachinery__pkg__api__resource__quantity__descriptor;
+    bool ios = d == &k8s__io__apimachinery__pkg__util__intstr__int_or_string__descriptor;
+    bool fv1 = d == &k8s__io__apimachinery__pkg__apis__meta__v1__fields_v1__descriptor;
+    bool raw = d == &k8s__io__apimachinery__pkg__runtime__raw_extension__descriptor;
+    if (!(tm || mtm || qty || ios || fv1 || raw)) {
+        *handled = false;
+        return NULL;
     }
-    if (d == &k8s__io__apimachinery__pkg__apis__meta__v1__micro_time__descriptor) {
-        const K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__MicroTime *t = (const void *)m;
-        if (!t->has_seconds && !t->has_nanos)
-            return json_null();
-        return pb_time(t->seconds, t->nanos / 1000, true);
+    struct pb_small s;
+    if (!pb_small_parse(p, n, &s))
+        return pb_fail(c, d, "truncated or bad field");
+    if (tm || mtm) {
+        if (!s.has[1] && !s.has[2])
+            return json_null(); /* the zero Time (Go writes an empty message) */
+        /* Go's Time keeps seconds only (time_proto.go); MicroTime microseconds. */
+        int64_t usec = (int64_t)(int32_t)s.v[2] / 1000;
+        if (usec < 0 || usec > 999999)
+            usec = 0;
+        json_t *j = pb_time((int64_t)s.v[1], usec, mtm);
+        return j ? j : pb_fail(c, d, "time out of range");
     }
-    if (d == &k8s__io__apimachinery__pkg__api__resource__quantity__descriptor) {
-        const K8s__Io__Apimachinery__Pkg__Api__Resource__Quantity *q = (const void *)m;
-        return json_string(q->string ? q->string : "0");
+    if (qty)
+        return s.has[1] ? json_stringn((const char *)s.s[1], s.n[1]) : json_string("0");
+    if (ios) {
+        if (s.v[1] == 1)
+            return s.has[3] ? json_stringn((const char *)s.s[3], s.n[3]) : json_string("");
+        return json_integer((int32_t)s.v[2]);
     }
-    if (d == &k8s__io__apimachinery__pkg__util__intstr__int_or_string__descriptor) {
-        const K8s__Io__Apimachinery__Pkg__Util__Intstr__IntOrString *v = (const void *)m;
-        if (v->type == 1)
-            return json_string(v->strval ? v->strval : "");
-        return json_integer(v->intval);
-    }
-    if (d == &k8s__io__apimachinery__pkg__apis__meta__v1__fields_v1__descriptor) {
-        const K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__FieldsV1 *v = (const void *)m;
-        if (!v->has_raw || v->raw.len == 0)
-            return json_null();
-        return pb_embedded(c, &v->raw, "FieldsV1");
-    }
-    if (d == &k8s__io__apimachinery__pkg__runtime__raw_extension__descriptor) {
-        const K8s__Io__Apimachinery__Pkg__Runtime__RawExtension *v = (const void *)m;
-        if (!v->has_raw || v->raw.len == 0)
-            return json_null();
-        return pb_embedded(c, &v->raw, "RawExtension");
-    }
-    *handled = false;
-    return NULL;
+    if (!s.has[1] || s.n[1] == 0)
+        return json_null();
+    return pb_embedded(c, s.s[1], s.n[1], fv1 ? "FieldsV1" : "RawExtension");
 }
 
 static bool pb_is_map_entry(const ProtobufCMessageDescriptor *d)
@@ -291,208 +387,339 @@ static bool pb_is_map_entry(const ProtobufCMessageDescriptor *d)
            strcmp(d->fields[0].name, "key") == 0 && strcmp(d->fields[1].name, "value") == 0;
 }
 
-/* One scalar value at p; *zero tells whether it is Go's zero value. */
-static json_t *pb_scalar(const ProtobufCFieldDescriptor *f, const void *p, unsigned flags,
-                         bool *zero)
-{
-    switch (f->type) {
-    case PROTOBUF_C_TYPE_INT32:
-    case PROTOBUF_C_TYPE_SINT32:
-    case PROTOBUF_C_TYPE_SFIXED32: {
-        int32_t v = *(const int32_t *)p;
-        *zero = v == 0;
-        return json_integer(v);
-    }
-    case PROTOBUF_C_TYPE_UINT32:
-    case PROTOBUF_C_TYPE_FIXED32: {
-        uint32_t v = *(const uint32_t *)p;
-        *zero = v == 0;
-        return json_integer((json_int_t)v);
-    }
-    case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_SFIXED64: {
-        int64_t v = *(const int64_t *)p;
-        *zero = v == 0;
-        return json_integer((json_int_t)v);
-    }
-    case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64: {
-        uint64_t v = *(const uint64_t *)p;
-        *zero = v == 0;
-        return v > (uint64_t)INT64_MAX ? json_real((double)v) : json_integer((json_int_t)v);
-    }
-    case PROTOBUF_C_TYPE_FLOAT: {
-        float v = *(const float *)p;
-        *zero = v == 0;
-        return json_real((double)v);
-    }
-    case PROTOBUF_C_TYPE_DOUBLE: {
-        double v = *(const double *)p;
-        *zero = v == 0;
-        return json_real(v);
-    }
-    case PROTOBUF_C_TYPE_BOOL: {
-        protobuf_c_boolean v = *(const protobuf_c_boolean *)p;
-        *zero = !v;
-        return json_boolean(v);
-    }
-    case PROTOBUF_C_TYPE_ENUM: {
-        int v = *(const int *)p;
-        *zero = v == 0;
-        return json_integer(v);
-    }
-    case PROTOBUF_C_TYPE_STRING: {
-        const char *s = *(char *const *)p;
-        *zero = !s || !*s;
-        return json_string(s ? s : "");
-    }
-    case PROTOBUF_C_TYPE_BYTES: {
-        const ProtobufCBinaryData *b = p;
-        *zero = b->len == 0;
-        (void)flags;
-        return pb_base64(b->data, b->len);
-    }
-    default:
-        *zero = true;
-        return json_null();
-    }
-}
+static int pb_fields(struct pb_ctx *c, const ProtobufCMessageDescriptor *d, const uint8_t *p,
+                     size_t n, json_t *obj, int nest);
 
-static size_t pb_scalar_size(ProtobufCType t)
-{
-    switch (t) {
-    case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_SFIXED64:
-    case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64:
-    case PROTOBUF_C_TYPE_DOUBLE:
-        return 8;
-    case PROTOBUF_C_TYPE_BOOL:
-        return sizeof(protobuf_c_boolean);
-    case PROTOBUF_C_TYPE_ENUM:
-        return sizeof(int);
-    case PROTOBUF_C_TYPE_STRING:
-    case PROTOBUF_C_TYPE_MESSAGE:
-        return sizeof(void *);
-    case PROTOBUF_C_TYPE_BYTES:
-        return sizeof(ProtobufCBinaryData);
-    default:
-        return 4;
-    }
-}
-
-static json_t *pb_value(struct pb_ctx *c, const ProtobufCFieldDescriptor *f, const void *p,
-                        unsigned flags, bool *zero)
-{
-    if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
-        const ProtobufCMessage *sub = *(ProtobufCMessage *const *)p;
-        *zero = sub == NULL;
-        return sub ? pb_message(c, sub) : json_null();
-    }
-    return pb_scalar(f, p, flags, zero);
-}
-
-/* Writes m's fields into obj (inline members write into the same object). */
-static int pb_fields(struct pb_ctx *c, const ProtobufCMessage *m, json_t *obj)
-{
-    const ProtobufCMessageDescriptor *d = m->descriptor;
-    const struct pb_msg_info *info = pb_info(d);
-    if (!info)
-        return gr_err_set(c->err, GR_EUNSUPPORTED, "kube protobuf: no JSON facts for message %s",
-                          d->name);
-    const char *base = (const char *)m;
-    for (unsigned k = 0; k < d->n_fields; k++) {
-        const ProtobufCFieldDescriptor *f = &d->fields[k];
-        unsigned flags = info->fields[k].flags;
-        const char *name = info->fields[k].json;
-        if (flags & KUBE_PB_SKIP)
-            continue;
-        json_t *v = NULL;
-        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
-            size_t n = *(const size_t *)(base + f->quantifier_offset);
-            const char *arr = *(char *const *)(base + f->offset);
-            bool is_map = f->type == PROTOBUF_C_TYPE_MESSAGE && pb_is_map_entry(f->descriptor);
-            if (n == 0) {
-                if (flags & KUBE_PB_OMITEMPTY)
-                    continue;
-                v = json_null(); /* a nil slice or map */
-            } else if (is_map) {
-                v = json_object();
-                const ProtobufCMessageDescriptor *ed = f->descriptor;
-                for (size_t i = 0; v && i < n; i++) {
-                    const char *e = ((char *const *)arr)[i];
-                    const char *key = *(char *const *)(e + ed->fields[0].offset);
-                    bool z;
-                    json_t *ev = pb_value(c, &ed->fields[1], e + ed->fields[1].offset, 0, &z);
-                    if (!ev || json_object_set_new(v, key ? key : "", ev) != 0) {
-                        json_decref(v);
-                        v = NULL;
-                    }
-                }
-            } else {
-                v = json_array();
-                size_t sz = pb_scalar_size(f->type);
-                for (size_t i = 0; v && i < n; i++) {
-                    bool z;
-                    json_t *ev = pb_value(c, f, arr + i * sz, 0, &z);
-                    if (!ev || json_array_append_new(v, ev) != 0) {
-                        json_decref(v);
-                        v = NULL;
-                    }
-                }
-            }
-        } else if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
-            const ProtobufCMessage *sub = *(ProtobufCMessage *const *)(base + f->offset);
-            if (!sub)
-                continue;
-            if (flags & KUBE_PB_INLINE) {
-                int rc = pb_fields(c, sub, obj);
-                if (rc != GR_OK)
-                    return rc;
-                continue;
-            }
-            v = pb_message(c, sub);
-        } else {
-            bool has = true;
-            if (f->type == PROTOBUF_C_TYPE_STRING)
-                has = *(char *const *)(base + f->offset) != NULL;
-            else if (f->quantifier_offset)
-                has = *(const protobuf_c_boolean *)(base + f->quantifier_offset) != 0;
-            if (!has && (flags & (KUBE_PB_PTR | KUBE_PB_OMITEMPTY)))
-                continue;
-            bool zero;
-            v = pb_scalar(f, base + f->offset, flags, &zero);
-            if (v && zero && (flags & KUBE_PB_OMITEMPTY) && !(flags & KUBE_PB_PTR)) {
-                json_decref(v);
-                continue;
-            }
-        }
-        if (!v)
-            return c->err && c->err->code != GR_OK
-                       ? c->err->code
-                       : gr_err_set(c->err, GR_ENOMEM, "kube protobuf: out of memory");
-        if (json_object_set_new(obj, name, v) != 0)
-            return gr_err_set(c->err, GR_ENOMEM, "kube protobuf: out of memory");
-    }
-    return GR_OK;
-}
-
-static json_t *pb_message(struct pb_ctx *c, const ProtobufCMessage *m)
+static json_t *pb_message(struct pb_ctx *c, const ProtobufCMessageDescriptor *d, const uint8_t *p,
+                          size_t n, int nest)
 {
     bool handled;
-    json_t *s = pb_special(c, m, &handled);
+    json_t *s = pb_special(c, d, p, n, &handled);
     if (handled)
         return s;
     json_t *obj = json_object();
     if (!obj)
         return NULL;
-    if (pb_fields(c, m, obj) != GR_OK) {
+    if (pb_fields(c, d, p, n, obj, nest) != GR_OK) {
         json_decref(obj);
         return NULL;
     }
     return obj;
+}
+
+/* One scalar of field f read with wire type wt; *zero: Go's zero value. */
+static json_t *pb_scalar(struct pb_ctx *c, const ProtobufCMessageDescriptor *d,
+                         const ProtobufCFieldDescriptor *f, struct pb_rd *r, unsigned wt,
+                         bool *zero)
+{
+    uint64_t v = 0;
+    const uint8_t *s;
+    size_t n;
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_STRING:
+        if (wt != 2 || !rd_bytes(r, &s, &n))
+            break;
+        *zero = n == 0;
+        {
+            json_t *j = json_stringn((const char *)s, n);
+            return j ? j : pb_fail(c, d, "string is not UTF-8");
+        }
+    case PROTOBUF_C_TYPE_BYTES:
+        if (wt != 2 || !rd_bytes(r, &s, &n))
+            break;
+        *zero = n == 0;
+        return pb_base64(s, n);
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_SINT32:
+    case PROTOBUF_C_TYPE_SINT64:
+    case PROTOBUF_C_TYPE_BOOL:
+    case PROTOBUF_C_TYPE_ENUM:
+        if (wt != 0 || !rd_varint(r, &v))
+            break;
+        *zero = v == 0;
+        switch (f->type) {
+        case PROTOBUF_C_TYPE_BOOL:
+            return json_boolean(v != 0);
+        case PROTOBUF_C_TYPE_INT32:
+        case PROTOBUF_C_TYPE_ENUM:
+            return json_integer((int32_t)v);
+        case PROTOBUF_C_TYPE_UINT32:
+            return json_integer((uint32_t)v);
+        case PROTOBUF_C_TYPE_SINT32:
+        case PROTOBUF_C_TYPE_SINT64: {
+            int64_t z = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+            return json_integer((json_int_t)(f->type == PROTOBUF_C_TYPE_SINT32 ? (int32_t)z : z));
+        }
+        case PROTOBUF_C_TYPE_UINT64:
+            return v > (uint64_t)INT64_MAX ? json_real((double)v) : json_integer((json_int_t)v);
+        default:
+            return json_integer((json_int_t)(int64_t)v);
+        }
+    case PROTOBUF_C_TYPE_FIXED32:
+    case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_FLOAT:
+        if (wt != 5 || r->end - r->p < 4)
+            break;
+        for (int i = 3; i >= 0; i--)
+            v = (v << 8) | r->p[i];
+        r->p += 4;
+        *zero = v == 0;
+        if (f->type == PROTOBUF_C_TYPE_FLOAT) {
+            float fl;
+            uint32_t u = (uint32_t)v;
+            memcpy(&fl, &u, 4);
+            return json_real((double)fl);
+        }
+        return json_integer(f->type == PROTOBUF_C_TYPE_SFIXED32 ? (json_int_t)(int32_t)v
+                                                                : (json_int_t)v);
+    case PROTOBUF_C_TYPE_FIXED64:
+    case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_DOUBLE:
+        if (wt != 1 || r->end - r->p < 8)
+            break;
+        for (int i = 7; i >= 0; i--)
+            v = (v << 8) | r->p[i];
+        r->p += 8;
+        *zero = v == 0;
+        if (f->type == PROTOBUF_C_TYPE_DOUBLE) {
+            double db;
+            memcpy(&db, &v, 8);
+            return json_real(db);
+        }
+        return json_integer((json_int_t)v);
+    default:
+        break;
+    }
+    return pb_fail(c, d, f->name);
+}
+
+static int pb_put(struct pb_ctx *c, json_t *obj, const char *name, json_t *v)
+{
+    if (!v)
+        return c->err && c->err->code != GR_OK
+                   ? c->err->code
+                   : gr_err_set(c->err, GR_ENOMEM, "kube protobuf: out of memory");
+    if (json_object_set_new(obj, name, v) != 0)
+        return gr_err_set(c->err, GR_ENOMEM, "kube protobuf: out of memory");
+    return GR_OK;
+}
+
+/* Appends v to obj[name] (an array, created on first use). */
+static int pb_append(struct pb_ctx *c, json_t *obj, const char *name, json_t *v)
+{
+    if (!v)
+        return pb_put(c, obj, name, NULL);
+    json_t *a = json_object_get(obj, name);
+    if (!json_is_array(a)) {
+        a = json_array();
+        if (pb_put(c, obj, name, a) != GR_OK) {
+            json_decref(v);
+            return c->err ? c->err->code : GR_ENOMEM;
+        }
+    }
+    if (json_array_append_new(a, v) != 0)
+        return gr_err_set(c->err, GR_ENOMEM, "kube protobuf: out of memory");
+    return GR_OK;
+}
+
+/* A map entry (key = 1, value = 2) into obj[name] (an object). */
+static int pb_map_entry(struct pb_ctx *c, const ProtobufCFieldDescriptor *f, const uint8_t *p,
+                        size_t n, json_t *obj, const char *name, int nest)
+{
+    const ProtobufCMessageDescriptor *ed = f->descriptor;
+    const ProtobufCFieldDescriptor *vf = &ed->fields[1];
+    struct pb_rd r = {p, p + n};
+    const uint8_t *ks = (const uint8_t *)"";
+    size_t kn = 0;
+    json_t *val = NULL;
+    while (r.p < r.end) {
+        uint64_t key;
+        if (!rd_varint(&r, &key))
+            break;
+        unsigned id = (unsigned)(key >> 3), wt = (unsigned)(key & 7);
+        if (id == 1 && wt == 2) {
+            if (!rd_bytes(&r, &ks, &kn))
+                break;
+        } else if (id == 2) {
+            json_decref(val);
+            if (vf->type == PROTOBUF_C_TYPE_MESSAGE) {
+                const uint8_t *s;
+                size_t sn;
+                val = wt == 2 && rd_bytes(&r, &s, &sn)
+                          ? pb_message(c, vf->descriptor, s, sn, nest + 1)
+                          : NULL;
+            } else {
+                bool z;
+                val = pb_scalar(c, ed, vf, &r, wt, &z);
+            }
+            if (!val)
+                return pb_put(c, obj, name, NULL);
+        } else if (!rd_skip(&r, wt)) {
+            break;
+        }
+    }
+    if (r.p != r.end) {
+        json_decref(val);
+        pb_fail(c, ed, "truncated map entry");
+        return GR_EPARSE;
+    }
+    if (!val) {
+        bool z;
+        struct pb_rd empty = {(const uint8_t *)"", (const uint8_t *)""};
+        val = vf->type == PROTOBUF_C_TYPE_STRING  ? json_string("")
+              : vf->type == PROTOBUF_C_TYPE_BYTES ? json_string("")
+              : vf->type == PROTOBUF_C_TYPE_MESSAGE
+                  ? pb_message(c, vf->descriptor, NULL, 0, nest + 1)
+                  : pb_scalar(c, ed, vf, &empty, 0, &z);
+        if (!val)
+            return pb_put(c, obj, name, NULL);
+    }
+    char kb[256];
+    char *k = kn < sizeof kb ? kb : malloc(kn + 1);
+    if (!k) {
+        json_decref(val);
+        return gr_err_set(c->err, GR_ENOMEM, "kube protobuf: out of memory");
+    }
+    memcpy(k, ks, kn);
+    k[kn] = 0;
+    json_t *m = json_object_get(obj, name);
+    int rc = GR_OK;
+    if (!json_is_object(m)) {
+        m = json_object();
+        rc = pb_put(c, obj, name, m);
+    }
+    if (rc == GR_OK && (strlen(k) != kn || json_object_set_new(m, k, val) != 0)) {
+        rc = strlen(k) != kn ? GR_EPARSE : GR_ENOMEM;
+        gr_err_set(c->err, rc, "kube protobuf: %s: %s", ed->name,
+                   rc == GR_EPARSE ? "map key holds a NUL byte" : "out of memory");
+        if (rc == GR_EPARSE)
+            json_decref(val);
+    } else if (rc != GR_OK) {
+        json_decref(val);
+    }
+    if (k != kb)
+        free(k);
+    return rc;
+}
+
+/* Writes the fields encoded in p[0..n) into obj (inline members write into
+ * the same object), then the Go zero values of absent fields that JSON
+ * writes anyway (no omitempty). */
+static int pb_fields(struct pb_ctx *c, const ProtobufCMessageDescriptor *d, const uint8_t *p,
+                     size_t n, json_t *obj, int nest)
+{
+    if (nest > PB_MAX_NESTING) {
+        pb_fail(c, d, "messages nested too deeply");
+        return GR_EPARSE;
+    }
+    const struct pb_msg_info *info = pb_info(d);
+    if (!info)
+        return gr_err_set(c->err, GR_EUNSUPPORTED, "kube protobuf: no JSON facts for message %s",
+                          d->name);
+    struct pb_rd r = {p ? p : (const uint8_t *)"", p ? p + n : (const uint8_t *)""};
+    while (r.p < r.end) {
+        uint64_t key;
+        if (!rd_varint(&r, &key)) {
+            pb_fail(c, d, "truncated field key");
+            return GR_EPARSE;
+        }
+        unsigned id = (unsigned)(key >> 3), wt = (unsigned)(key & 7);
+        const ProtobufCFieldDescriptor *f =
+            id ? protobuf_c_message_descriptor_get_field(d, id) : NULL;
+        unsigned flags = f ? info->fields[f - d->fields].flags : KUBE_PB_SKIP;
+        if (!f || (flags & KUBE_PB_SKIP)) {
+            if (!rd_skip(&r, wt)) {
+                pb_fail(c, d, "truncated or bad unknown field");
+                return GR_EPARSE;
+            }
+            continue;
+        }
+        const char *name = info->fields[f - d->fields].json;
+        bool repeated = f->label == PROTOBUF_C_LABEL_REPEATED;
+        int rc;
+        if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+            const uint8_t *s;
+            size_t sn;
+            if (wt != 2 || !rd_bytes(&r, &s, &sn)) {
+                pb_fail(c, d, f->name);
+                return GR_EPARSE;
+            }
+            if (repeated && pb_is_map_entry(f->descriptor))
+                rc = pb_map_entry(c, f, s, sn, obj, name, nest);
+            else if (flags & KUBE_PB_INLINE)
+                rc = pb_fields(c, f->descriptor, s, sn, obj, nest + 1);
+            else if (repeated)
+                rc = pb_append(c, obj, name, pb_message(c, f->descriptor, s, sn, nest + 1));
+            else
+                rc = pb_put(c, obj, name, pb_message(c, f->descriptor, s, sn, nest + 1));
+        } else if (repeated && wt == 2 && f->type != PROTOBUF_C_TYPE_STRING &&
+                   f->type != PROTOBUF_C_TYPE_BYTES) {
+            /* packed scalars */
+            const uint8_t *s;
+            size_t sn;
+            if (!rd_bytes(&r, &s, &sn)) {
+                pb_fail(c, d, f->name);
+                return GR_EPARSE;
+            }
+            struct pb_rd pr = {s, s + sn};
+            unsigned ewt =
+                f->type == PROTOBUF_C_TYPE_DOUBLE || f->type == PROTOBUF_C_TYPE_FIXED64 ||
+                        f->type == PROTOBUF_C_TYPE_SFIXED64
+                    ? 1
+                : f->type == PROTOBUF_C_TYPE_FLOAT || f->type == PROTOBUF_C_TYPE_FIXED32 ||
+                        f->type == PROTOBUF_C_TYPE_SFIXED32
+                    ? 5
+                    : 0;
+            rc = GR_OK;
+            while (rc == GR_OK && pr.p < pr.end) {
+                bool z;
+                rc = pb_append(c, obj, name, pb_scalar(c, d, f, &pr, ewt, &z));
+            }
+        } else {
+            bool zero = false;
+            json_t *v = pb_scalar(c, d, f, &r, wt, &zero);
+            if (!v)
+                return c->err && c->err->code != GR_OK ? c->err->code : GR_ENOMEM;
+            if (repeated) {
+                rc = pb_append(c, obj, name, v);
+            } else if (zero && (flags & KUBE_PB_OMITEMPTY) && !(flags & KUBE_PB_PTR)) {
+                json_decref(v);
+                rc = GR_OK;
+            } else {
+                rc = pb_put(c, obj, name, v);
+            }
+        }
+        if (rc != GR_OK)
+            return rc;
+    }
+    /* Absent fields encoding/json writes anyway. */
+    for (unsigned k = 0; k < d->n_fields; k++) {
+        unsigned flags = info->fields[k].flags;
+        if (flags & (KUBE_PB_OMITEMPTY | KUBE_PB_SKIP | KUBE_PB_INLINE | KUBE_PB_PTR))
+            continue;
+        const ProtobufCFieldDescriptor *f = &d->fields[k];
+        const char *name = info->fields[k].json;
+        if (json_object_get(obj, name))
+            continue;
+        json_t *v;
+        if (f->label == PROTOBUF_C_LABEL_REPEATED)
+            v = json_null(); /* a nil slice or map */
+        else if (f->type == PROTOBUF_C_TYPE_MESSAGE)
+            v = pb_message(c, f->descriptor, NULL, 0, nest + 1);
+        else if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_BYTES)
+            v = json_string("");
+        else if (f->type == PROTOBUF_C_TYPE_BOOL)
+            v = json_false();
+        else
+            v = json_integer(0);
+        int rc = pb_put(c, obj, name, v);
+        if (rc != GR_OK)
+            return rc;
+    }
+    return GR_OK;
 }
 
 /* --- envelopes ------------------------------------------------------------ */
@@ -517,14 +744,7 @@ static const struct pb_kind *pb_kind_of(const char *api_version, const char *kin
 static json_t *pb_decode_as(struct pb_ctx *c, const ProtobufCMessageDescriptor *d,
                             const uint8_t *buf, size_t len)
 {
-    ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, len, buf);
-    if (!m) {
-        gr_err_set(c->err, GR_EPARSE, "kube protobuf: malformed %s message (%zu bytes)", d->name,
-                   len);
-        return NULL;
-    }
-    json_t *j = pb_message(c, m);
-    protobuf_c_message_free_unpacked(m, NULL);
+    json_t *j = pb_message(c, d, buf, len, 0);
     if (!j && c->err && c->err->code == GR_OK)
         gr_err_set(c->err, GR_ENOMEM, "kube protobuf: out of memory");
     return j;
