@@ -777,6 +777,14 @@ static json_t *pb_decode_envelope(struct pb_ctx *c, const uint8_t *buf, size_t l
         out = pb_decode_as(c, is_list ? k->list_desc : k->desc,
                            u->has_raw ? u->raw.data : (const uint8_t *)"",
                            u->has_raw ? u->raw.len : 0);
+        /* The API server writes an empty list's items as [] (its List
+         * types are never nil), not as encoding/json's null. */
+        if (out && is_list && !json_is_array(json_object_get(out, "items")) &&
+            json_object_set_new(out, "items", json_array()) != 0) {
+            json_decref(out);
+            out = NULL;
+            gr_err_set(c->err, GR_ENOMEM, "kube protobuf: out of memory");
+        }
         if (out && with_type && json_is_object(out) &&
             (json_object_set_new(out, "apiVersion", json_string(av)) != 0 ||
              json_object_set_new(out, "kind", json_string(kd)) != 0)) {

@@ -269,6 +269,10 @@ int main(void)
     snprintf(path, sizeof path, "/api/v1/namespaces/%s/configmaps", ns);
     compare("ConfigMapList", path);
 
+    /* an empty list: the server writes "items": [] */
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/configmaps?labelSelector=none%%3Dnone", ns);
+    compare("EmptyList", path);
+
     snprintf(path, sizeof path, "/api/v1/namespaces/%s/secrets", ns);
     if (post(path, "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"s1\"},"
                    "\"type\":\"Opaque\",\"data\":{\"k\":\"c2VjcmV0\",\"z\":\"\"},"
