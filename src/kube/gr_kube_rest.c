@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 
 #include "gr_json.h"
+#include "gr_kube_pb.h"
 #include "gr_log.h"
 #include "kube_internal.h"
 
@@ -594,7 +595,12 @@ static int do_json(gr_kube_client *c, const char *method, const gr_buf *path, co
     int rc =
         gr_kube_request(c, method, gr_buf_cstr(path), ctype, body, blen, o, &resp, NULL, st, err);
     free(body);
-    if (rc == GR_OK && out) {
+    if (rc == GR_OK && out && resp.len >= 4 && memcmp(resp.data, "k8s\0", 4) == 0) {
+        /* protobuf (only ever asked for with GR_KUBE_PB_ACCEPT) */
+        rc = gr_kube_pb_decode(resp.data, resp.len, resp.max, out, err);
+        if (rc != GR_OK)
+            gr_err_prefix(err, "%s %s: ", method, gr_buf_cstr(path));
+    } else if (rc == GR_OK && out) {
         rc = gr_json_parse(resp.data ? resp.data : "", resp.len, 0, gr_buf_cstr(path), out, err);
         if (rc != GR_OK)
             gr_err_prefix(err, "%s: malformed response: ", method);
@@ -603,9 +609,28 @@ static int do_json(gr_kube_client *c, const char *method, const gr_buf *path, co
     return rc;
 }
 
+/* Options for a read of gvr: protobuf for the built-in types gr_kube_pb
+ * decodes (unless the caller chose an Accept), JSON for everything else. */
+static const gr_kube_opts *read_opts(const gr_kube_gvr *gvr, const char *subresource,
+                                     const gr_kube_opts *o, gr_kube_opts *buf)
+{
+    if ((o && o->accept) || (subresource && strcmp(subresource, "status") != 0) ||
+        !gr_kube_pb_enabled())
+        return o;
+    char av[256];
+    snprintf(av, sizeof av, "%s%s%s", gvr->group && *gvr->group ? gvr->group : "",
+             gvr->group && *gvr->group ? "/" : "", gvr->version ? gvr->version : "");
+    if (!gr_kube_pb_supports(av, gvr->resource))
+        return o;
+    *buf = o ? *o : (gr_kube_opts){0};
+    buf->accept = GR_KUBE_PB_ACCEPT;
+    return buf;
+}
+
 int gr_kube_get(gr_kube_client *c, const gr_kube_gvr *gvr, const char *ns, const char *name,
                 const gr_kube_opts *o, json_t **out, gr_kube_status *st, gr_err *err)
 {
+    gr_kube_opts ro;
     *out = NULL;
     if (!name || !*name)
         return gr_err_set(err, GR_EINVAL, "get: name is required");
@@ -619,7 +644,8 @@ int gr_kube_get(gr_kube_client *c, const gr_kube_gvr *gvr, const char *ns, const
     }
     int rc = gr_kube_build_path(&p, gvr, ns, name, o ? o->subresource : NULL, &q, false, err);
     if (rc == GR_OK)
-        rc = do_json(c, "GET", &p, NULL, NULL, o, out, st, err);
+        rc = do_json(c, "GET", &p, NULL, NULL, read_opts(gvr, o ? o->subresource : NULL, o, &ro),
+                     out, st, err);
     gr_buf_free(&p);
     return rc;
 }
@@ -639,8 +665,9 @@ int gr_kube_list(gr_kube_client *c, const gr_kube_gvr *gvr, const char *ns, cons
         q.resource_version_match = o->resource_version_match;
     }
     int rc = gr_kube_build_path(&p, gvr, ns, NULL, NULL, &q, false, err);
+    gr_kube_opts ro;
     if (rc == GR_OK)
-        rc = do_json(c, "GET", &p, NULL, NULL, o, out, st, err);
+        rc = do_json(c, "GET", &p, NULL, NULL, read_opts(gvr, NULL, o, &ro), out, st, err);
     if (rc == GR_OK && !json_is_array(json_object_get(*out, "items"))) {
         json_decref(*out);
         *out = NULL;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gr_kube_pb.h"
 #include "gr_kube_rest.h"
 #include "kube_internal.h"
 
@@ -213,7 +214,14 @@ int gr_kube_status_from_response(long http_code, const char *body, size_t len, g
         len = 0;
     /* Only a body within the cap is decoded (jansson bounds nesting depth);
      * anything else is not a Status and is reported by its HTTP code. */
-    json_t *doc = len && len <= GR_KUBE_STATUS_MAX_BYTES ? json_loadb(body, len, 0, NULL) : NULL;
+    json_t *doc = NULL;
+    if (len >= 4 && memcmp(body, "k8s\0", 4) == 0) {
+        /* a protobuf Status (the request accepted protobuf) */
+        if (gr_kube_pb_decode(body, len, GR_KUBE_STATUS_MAX_BYTES, &doc, NULL) != GR_OK)
+            doc = NULL;
+    } else if (len && len <= GR_KUBE_STATUS_MAX_BYTES) {
+        doc = json_loadb(body, len, 0, NULL);
+    }
     const char *kind = json_string_value(json_object_get(doc, "kind"));
     if (doc && kind && strcmp(kind, "Status") == 0) {
         int rc = gr_kube_status_from_json(http_code, doc, st);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gr_kube_pb.h"
 #include "kube_internal.h"
 
 const char *gr_kube_event_type_name(gr_kube_event_type t)
@@ -45,6 +46,7 @@ struct gr_kube_watch_decoder {
     size_t start; /* start of the current object (valid when depth > 0) */
     int depth;
     bool in_str, esc;
+    int mode;   /* 1 JSON, 2 protobuf frames, 0 either (decided by the first byte) */
     int failed; /* sticky error code */
     char failmsg[256];
     uint64_t count;
@@ -56,12 +58,19 @@ int gr_kube_watch_decoder_new(size_t max_event, gr_kube_watch_decoder **out, gr_
     if (!d)
         return gr_err_set(err, GR_ENOMEM, "out of memory");
     d->max_event = max_event ? max_event : GR_KUBE_WATCH_MAX_EVENT;
+    d->mode = 1;
     /* pending (incomplete) data never exceeds max_event before next()
      * fails; one fed chunk may come on top of it */
     size_t cap = d->max_event * 2 + 4 * 1024 * 1024;
     gr_buf_init(&d->buf, cap < d->max_event ? (size_t)-1 / 2 : cap);
     *out = d;
     return GR_OK;
+}
+
+void gr_kube_watch_decoder_allow_protobuf(gr_kube_watch_decoder *d)
+{
+    if (d->count == 0 && d->buf.len == 0)
+        d->mode = 0;
 }
 
 void gr_kube_watch_decoder_free(gr_kube_watch_decoder *d)
@@ -110,15 +119,10 @@ int gr_kube_watch_decoder_feed(gr_kube_watch_decoder *d, const char *data, size_
     return GR_OK;
 }
 
-static int decode_one(gr_kube_watch_decoder *d, const char *p, size_t n, gr_kube_watch_event *ev,
-                      gr_err *err)
+/* Takes doc ({"type": ..., "object": {...}}). */
+static int decode_doc(gr_kube_watch_decoder *d, json_t *doc, gr_kube_watch_event *ev, gr_err *err)
 {
     unsigned long long ord = (unsigned long long)d->count + 1;
-    json_error_t je;
-    json_t *doc = json_loadb(p, n, JSON_REJECT_DUPLICATES, &je);
-    if (!doc)
-        return fail(d, GR_EPARSE, err, "event %llu: malformed JSON at column %d: %s", ord,
-                    je.column, je.text);
     const char *type = json_string_value(json_object_get(doc, "type"));
     json_t *obj = json_object_get(doc, "object");
     gr_kube_event_type t = 0;
@@ -153,6 +157,37 @@ static int decode_one(gr_kube_watch_decoder *d, const char *p, size_t n, gr_kube
     return 1;
 }
 
+static int decode_one(gr_kube_watch_decoder *d, const char *p, size_t n, gr_kube_watch_event *ev,
+                      gr_err *err)
+{
+    json_error_t je;
+    json_t *doc = json_loadb(p, n, JSON_REJECT_DUPLICATES, &je);
+    if (!doc)
+        return fail(d, GR_EPARSE, err, "event %llu: malformed JSON at column %d: %s",
+                    (unsigned long long)d->count + 1, je.column, je.text);
+    return decode_doc(d, doc, ev, err);
+}
+
+/* A protobuf watch stream (application/vnd.kubernetes.protobuf;stream=watch):
+ * 4-byte big-endian length, then a metav1.WatchEvent (gr_kube_pb.h). */
+static int next_pb(gr_kube_watch_decoder *d, gr_kube_watch_event *ev, gr_err *err)
+{
+    size_t n = 0;
+    gr_err e;
+    int r = gr_kube_pb_frame(d->buf.data + d->off, d->buf.len - d->off, d->max_event, &n, &e);
+    if (r < 0)
+        return fail(d, r, err, "event %llu: %s", (unsigned long long)d->count + 1, e.msg);
+    if (r == 0)
+        return 0;
+    json_t *doc = NULL;
+    r = gr_kube_pb_decode_watch_event(d->buf.data + d->off + 4, n, d->max_event, &doc, &e);
+    d->off += 4 + n;
+    d->scan = d->off;
+    if (r != GR_OK)
+        return fail(d, r, err, "event %llu: %s", (unsigned long long)d->count + 1, e.msg);
+    return decode_doc(d, doc, ev, err);
+}
+
 int gr_kube_watch_decoder_next(gr_kube_watch_decoder *d, gr_kube_watch_event *ev, gr_err *err)
 {
     ev->type = 0;
@@ -161,6 +196,15 @@ int gr_kube_watch_decoder_next(gr_kube_watch_decoder *d, gr_kube_watch_event *ev
         return gr_err_set(err, d->failed, "watch stream: %s", d->failmsg);
     const char *b = d->buf.data;
     size_t len = d->buf.len;
+    if (d->mode == 0 && len > d->off) {
+        /* JSON events start with '{' (or whitespace); a protobuf frame with
+         * its length's high byte, which is below '{' for any frame under
+         * 2 GiB, far over every cap. */
+        unsigned char c0 = (unsigned char)b[d->off];
+        d->mode = (c0 == '{' || c0 == ' ' || c0 == '\n' || c0 == '\r' || c0 == '\t') ? 1 : 2;
+    }
+    if (d->mode == 2)
+        return next_pb(d, ev, err);
     for (size_t i = d->scan; i < len; i++) {
         char ch = b[i];
         if (d->depth == 0) {
@@ -299,12 +343,21 @@ int gr_kube_watch(gr_kube_client *c, const gr_kube_gvr *gvr, const char *ns, con
         gr_buf_free(&p);
         return rc;
     }
+    if (!q.accept && gr_kube_pb_enabled()) {
+        char av[256];
+        snprintf(av, sizeof av, "%s%s%s", gvr->group && *gvr->group ? gvr->group : "",
+                 gvr->group && *gvr->group ? "/" : "", gvr->version ? gvr->version : "");
+        if (gr_kube_pb_supports(av, gvr->resource))
+            q.accept = GR_KUBE_PB_ACCEPT; /* the decoder takes either form */
+    }
     wctx w = {0};
     w.fn = fn;
     w.ctx = ctx;
     w.stats = stats;
     w.st = st;
     rc = gr_kube_watch_decoder_new(q.max_response, &w.dec, err);
+    if (rc == GR_OK && q.accept && strcmp(q.accept, GR_KUBE_PB_ACCEPT) == 0)
+        gr_kube_watch_decoder_allow_protobuf(w.dec);
     if (rc == GR_OK)
         rc = gr_kube_request_stream(c, "GET", gr_buf_cstr(&p), &q, idle_s, on_chunk, &w, NULL, st,
                                     err);

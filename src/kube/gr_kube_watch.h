@@ -57,6 +57,11 @@ typedef struct gr_kube_watch_decoder gr_kube_watch_decoder;
 
 /* max_event 0 = GR_KUBE_WATCH_MAX_EVENT. */
 int gr_kube_watch_decoder_new(size_t max_event, gr_kube_watch_decoder **out, gr_err *err);
+/* Accept a protobuf watch stream too (the request asked for
+ * application/vnd.kubernetes.protobuf): the first byte decides, '{' or
+ * whitespace for JSON, else 4-byte-length frames of metav1.WatchEvent
+ * (gr_kube_pb.h). Call before the first feed. Default: JSON only. */
+void gr_kube_watch_decoder_allow_protobuf(gr_kube_watch_decoder *d);
 void gr_kube_watch_decoder_free(gr_kube_watch_decoder *d);
 /* Append bytes (copied). GR_ETOOBIG when the pending, incomplete event
  * would exceed the cap. */

@@ -12,12 +12,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
         return 0;
-    size_t step = (size_t)(data[0] % 64) + 1;
+    size_t step = (size_t)(data[0] % 64) + 1; /* bit 6: allow protobuf */
     data++;
     size--;
     gr_kube_watch_decoder *d;
     if (gr_kube_watch_decoder_new(4096, &d, NULL) != GR_OK)
         return 0;
+    if (data[-1] & 64)
+        gr_kube_watch_decoder_allow_protobuf(d); /* JSON or protobuf frames */
     for (size_t off = 0; off < size; off += step) {
         size_t n = size - off < step ? size - off : step;
         if (gr_kube_watch_decoder_feed(d, (const char *)data + off, n, NULL) != GR_OK)
