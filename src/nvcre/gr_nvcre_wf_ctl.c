@@ -359,10 +359,26 @@ static int handle_deletion(gr_nvcre_wf_ctl *c, const json_t *wf, int64_t *requeu
 
 /* ------------------------------------------------------------ first pass */
 
+/* The first pass decides once, and terminally ("No target nodes found …"),
+ * which nodes a Workflow runs on: it reads the Nodes from the API server
+ * itself, since the Node cache can lag nodes that were just added (the
+ * cache serves every later reconcile). */
+static int live_nodes(gr_nvcre_wf_ctl *c, json_t **out, gr_err *err)
+{
+    json_t *list = NULL;
+    int rc = gr_kube_list_all(c->c, &GR_KUBE_NODES, NULL, NULL, &list, NULL, err);
+    if (rc != GR_OK)
+        return rc;
+    json_t *items = json_object_get(list, "items");
+    *out = json_is_array(items) ? json_incref(items) : json_array();
+    json_decref(list);
+    return *out ? GR_OK : gr_err_set(err, GR_ENOMEM, "workflow controller: out of memory");
+}
+
 static int discover_and_partition(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status, gr_err *err)
 {
     json_t *nodes = NULL;
-    int rc = gr_kube_cache_list(c->nodes, NULL, NULL, &nodes, err);
+    int rc = live_nodes(c, &nodes, err);
     if (rc != GR_OK)
         return rc;
     json_t *plan = NULL;
