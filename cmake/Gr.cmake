@@ -221,8 +221,17 @@ function(gr_test_properties name)
   # Label `manager`: the test runs gpuready-manager with every controller
   # against the shared control plane. Two such managers would reconcile each
   # other's objects (and fight over them), so they never run at once.
+  # Label `lowpriv`: the test grants the shared identity gr-lowpriv rights,
+  # or asserts what it may not do; such tests never run at once.
+  set(locks "")
   if("manager" IN_LIST A_LABELS)
-    set_tests_properties(${name} PROPERTIES RESOURCE_LOCK gr_manager)
+    list(APPEND locks gr_manager)
+  endif()
+  if("lowpriv" IN_LIST A_LABELS)
+    list(APPEND locks gr_lowpriv)
+  endif()
+  if(locks)
+    set_tests_properties(${name} PROPERTIES RESOURCE_LOCK "${locks}")
   endif()
 endfunction()
 

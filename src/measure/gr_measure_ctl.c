@@ -491,23 +491,14 @@ static int reconcile(void *ctx, const char *key, int64_t *requeue_after_ns, gr_e
         gr_time_format_ns(now - now % 1000000000, ts);
         json_object_set_new(status, "startTime", json_string(ts));
     }
-    rc = job_pods(mc, ns, jobname, gr_measure_profile_strategy(prof), 0, &pods, err);
+    /* The pods are listed from the API server itself: which pod is
+     * "first"/"last" and what the final read covers must not depend on how far
+     * the pod cache has caught up (the logs are read live anyway). */
+    rc = job_pods(mc, ns, jobname, gr_measure_profile_strategy(prof), 1, &pods, err);
     if (rc != GR_OK) {
         goto out;
     }
     size_t npods = json_array_size(pods);
-    if (final && npods == 0) {
-        /* The final read needs the pods: the pod cache can lag the Job's
-         * (both change at once), so confirm with a live list before the
-         * measurement is frozen with no values. */
-        json_decref(pods);
-        pods = NULL;
-        rc = job_pods(mc, ns, jobname, gr_measure_profile_strategy(prof), 1, &pods, err);
-        if (rc != GR_OK) {
-            goto out;
-        }
-        npods = json_array_size(pods);
-    }
     l.p = prof;
     const char *container = gr_measure_profile_container(prof);
     if (npods > 0) {
