@@ -1040,7 +1040,7 @@ static json_t *event_summary(kcase *k, const char *const *reasons)
         json_t *cnt = json_object_get(e, "count");
         json_array_append_new(out, json_pack("{s:O?, s:s, s:O?, s:I}", "type",
                                              json_object_get(e, "type"), "reason", r, "message",
-                                             json_object_get(e, "message"),
+                                             json_object_get(e, "message"), "count",
                                              (json_int_t)(cnt ? json_integer_value(cnt) : 1)));
     }
     json_decref(items);
