@@ -579,16 +579,25 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static json_t *find_node(const json_t *nodes, const char *name)
+/* Nodes by name (O(1) lookups over thousands of nodes); values borrowed
+ * from the array. NULL on allocation failure (lookups then find nothing). */
+static json_t *node_index(const json_t *nodes)
 {
+    json_t *idx = json_object();
     size_t i;
     json_t *n;
     json_array_foreach(nodes, i, n)
     {
-        if (!strcmp(sget(path_get(n, "/metadata"), "name"), name))
-            return n;
+        const char *name = sget(path_get(n, "/metadata"), "name");
+        if (*name && idx && !json_object_get(idx, name))
+            json_object_set(idx, name, n);
     }
-    return NULL;
+    return idx;
+}
+
+static json_t *find_node(const json_t *idx, const char *name)
+{
+    return name ? json_object_get(idx, name) : NULL;
 }
 
 static void exclude(json_t *excluded, const char *name, const char *why)
@@ -596,8 +605,8 @@ static void exclude(json_t *excluded, const char *name, const char *why)
     json_array_append_new(excluded, json_pack("{s:s,s:s}", "name", name, "reason", why));
 }
 
-int gr_nvcre_wf_discover(const json_t *spec, const json_t *nodes, json_t **out, json_t *events,
-                         const char **reason, gr_err *err)
+static int gr_nvcre_wf_discover_impl(const json_t *nidx, const json_t *spec, const json_t *nodes,
+                                     json_t **out, json_t *events, const char **reason, gr_err *err)
 {
     *out = NULL;
     if (!json_is_array(nodes))
@@ -686,7 +695,7 @@ int gr_nvcre_wf_discover(const json_t *spec, const json_t *nodes, json_t **out, 
     int counts[16];
     int np = 0;
     for (size_t a = 0; a < nk; a++) {
-        const char *p = gr_nvcre_wf_node_platform(find_node(nodes, kept[a]));
+        const char *p = gr_nvcre_wf_node_platform(find_node(nidx, kept[a]));
         int f = -1;
         for (int b = 0; b < np; b++)
             if (!strcmp(plats[b], p))
@@ -733,7 +742,7 @@ int gr_nvcre_wf_discover(const json_t *spec, const json_t *nodes, json_t **out, 
     }
     int best = -1, bestc = 0;
     for (size_t a = 0; a < nk; a++) {
-        const char *prod = sget(path_get(find_node(nodes, kept[a]), "/metadata/labels"),
+        const char *prod = sget(path_get(find_node(nidx, kept[a]), "/metadata/labels"),
                                 GR_NVCRE_WF_LABEL_GPU_PRODUCT);
         gr_nvcre_wf_parse_product(prod, arch[a], sizeof(arch[a]));
     }
@@ -788,7 +797,7 @@ int gr_nvcre_wf_discover(const json_t *spec, const json_t *nodes, json_t **out, 
         json_array_foreach(list, j, x)
         {
             const char *d =
-                sget(path_get(find_node(nodes, json_string_value(x)), "/metadata/labels"), tkey);
+                sget(path_get(find_node(nidx, json_string_value(x)), "/metadata/labels"), tkey);
             json_object_set_new(seen, d, json_true());
         }
         domains = (int)json_object_size(seen);
@@ -799,6 +808,15 @@ int gr_nvcre_wf_discover(const json_t *spec, const json_t *nodes, json_t **out, 
     free(kept);
     *out = res;
     return GR_OK;
+}
+
+int gr_nvcre_wf_discover(const json_t *spec, const json_t *nodes, json_t **out, json_t *events,
+                         const char **reason, gr_err *err)
+{
+    json_t *nidx = node_index(nodes);
+    int rc = gr_nvcre_wf_discover_impl(nidx, spec, nodes, out, events, reason, err);
+    json_decref(nidx);
+    return rc;
 }
 
 static void max_gpu(const json_t *v, int64_t *best, int depth)
@@ -848,9 +866,11 @@ static int64_t node_gpus(const json_t *node)
     return -1;
 }
 
-int gr_nvcre_wf_capacity_filter(json_t *disc, const json_t *nodes, int64_t gpus, json_t *events,
-                                const char **reason, gr_err *err)
+static int gr_nvcre_wf_capacity_filter_impl(const json_t *nidx, json_t *disc, const json_t *nodes,
+                                            int64_t gpus, json_t *events, const char **reason,
+                                            gr_err *err)
 {
+    (void)nodes; /* looked up through nidx */
     if (gpus <= 0)
         return GR_OK;
     json_t *list = json_object_get(disc, "nodes");
@@ -864,7 +884,7 @@ int gr_nvcre_wf_capacity_filter(json_t *disc, const json_t *nodes, int64_t gpus,
     json_t *x;
     json_array_foreach(list, i, x)
     {
-        int64_t n = node_gpus(find_node(nodes, json_string_value(x)));
+        int64_t n = node_gpus(find_node(nidx, json_string_value(x)));
         if (n > bestavail)
             bestavail = n;
         if (n > 0 && n < gpus) {
@@ -888,6 +908,15 @@ int gr_nvcre_wf_capacity_filter(json_t *disc, const json_t *nodes, int64_t gpus,
         FAIL(GR_NVCRE_REASON_PARTITION_ERROR, GR_NVCRE_WF_MSG_NO_GPU_CAPACITY_FMT, (int)gpus,
              (int)bestavail);
     return GR_OK;
+}
+
+int gr_nvcre_wf_capacity_filter(json_t *disc, const json_t *nodes, int64_t gpus, json_t *events,
+                                const char **reason, gr_err *err)
+{
+    json_t *nidx = node_index(nodes);
+    int rc = gr_nvcre_wf_capacity_filter_impl(nidx, disc, nodes, gpus, events, reason, err);
+    json_decref(nidx);
+    return rc;
 }
 
 /* ------------------------------------------------------------- gang contract */
@@ -1448,9 +1477,10 @@ static json_t *mk_group(const char *name, json_t *nodes, json_t *domains, int ov
     return g;
 }
 
-int gr_nvcre_wf_partition(const json_t *spec, const json_t *nodes, const json_t *names, int npj,
-                          json_t **out, gr_err *err)
+static int gr_nvcre_wf_partition_impl(const json_t *nidx, const json_t *spec, const json_t *nodes,
+                                      const json_t *names, int npj, json_t **out, gr_err *err)
 {
+    (void)nodes; /* looked up through nidx */
     *out = NULL;
     size_t n = json_array_size(names);
     if (npj < 1 || (size_t)npj > n)
@@ -1499,7 +1529,7 @@ int gr_nvcre_wf_partition(const json_t *spec, const json_t *nodes, const json_t 
     json_array_foreach(names, i, x)
     {
         const char *d =
-            sget(path_get(find_node(nodes, json_string_value(x)), "/metadata/labels"), tkey);
+            sget(path_get(find_node(nidx, json_string_value(x)), "/metadata/labels"), tkey);
         json_t *l = json_object_get(dom, d);
         if (!l) {
             l = json_array();
@@ -1582,6 +1612,15 @@ int gr_nvcre_wf_partition(const json_t *spec, const json_t *nodes, const json_t 
     json_decref(dom);
     *out = groups;
     return GR_OK;
+}
+
+int gr_nvcre_wf_partition(const json_t *spec, const json_t *nodes, const json_t *names, int npj,
+                          json_t **out, gr_err *err)
+{
+    json_t *nidx = node_index(nodes);
+    int rc = gr_nvcre_wf_partition_impl(nidx, spec, nodes, names, npj, out, err);
+    json_decref(nidx);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- rendering */
@@ -1847,13 +1886,13 @@ int gr_nvcre_wf_plan(const json_t *workflow, const json_t *nodes, json_t **out, 
     json_t *names = json_object_get(disc, "nodes");
     /* gpuProducts: the distinct nvidia.com/gpu.product values of the nodes
      * kept (sorted); Unpinned Jobs are placed on exactly these. */
-    json_t *prodset = json_object();
+    json_t *prodset = json_object(), *nidx = node_index(nodes);
     size_t pi;
     json_t *px;
     json_array_foreach(names, pi, px)
     {
         const char *prod =
-            sget(path_get(find_node(nodes, json_string_value(px)), "/metadata/labels"),
+            sget(path_get(find_node(nidx, json_string_value(px)), "/metadata/labels"),
                  GR_NVCRE_WF_LABEL_GPU_PRODUCT);
         if (*prod)
             json_object_set_new(prodset, prod, json_true());
@@ -1873,6 +1912,7 @@ int gr_nvcre_wf_plan(const json_t *workflow, const json_t *nodes, json_t **out, 
         free(pv);
     }
     json_decref(prodset);
+    json_decref(nidx);
     json_object_set_new(plan, "gpuProducts", products);
     int npj = 0;
     rc = gr_nvcre_wf_nodes_per_job(eff, (int)json_array_size(names), &npj, reason, err);
