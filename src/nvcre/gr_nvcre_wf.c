@@ -1432,6 +1432,23 @@ int gr_nvcre_wf_workflow_deps(const json_t *spec, json_t **out, gr_err *err)
 
 /* -------------------------------------------------------------- partitioning */
 
+int gr_nvcre_wf_checkpoint_check(const json_t *spec, const char **reason, gr_err *err)
+{
+    const char *pvc = sget(path_get(spec, "/jobTemplate/spec/checkpoint"), "pvcName");
+    if (!path_get(spec, "/jobTemplate/spec/checkpoint"))
+        return GR_OK;
+    size_t i;
+    json_t *d;
+    json_array_foreach(json_object_get(spec, "dependencies"), i, d)
+    {
+        if (!strcmp(sget(d, "kind"), "PersistentVolumeClaim") &&
+            !strcmp(sget(d, "apiVersion"), "v1") &&
+            !strcmp(sget(path_get(d, "/metadata"), "name"), pvc))
+            return GR_OK;
+    }
+    FAIL(GR_NVCRE_REASON_CHECKPOINT_PVC_MISSING, GR_NVCRE_MSG_CHECKPOINT_PVC_MISSING_FMT, pvc);
+}
+
 int gr_nvcre_wf_unpinned(const json_t *spec)
 {
     return !strcmp(sget(path_get(spec, "/orchestration"), "placement"),
@@ -1838,6 +1855,11 @@ int gr_nvcre_wf_plan(const json_t *workflow, const json_t *nodes, json_t **out, 
     int rc = gr_nvcre_wf_apply_overrides(spec, &c0, &pre, NULL, NULL, reason, err);
     if (rc != GR_OK)
         return rc;
+    rc = gr_nvcre_wf_checkpoint_check(pre, reason, err);
+    if (rc != GR_OK) {
+        json_decref(pre);
+        return rc;
+    }
     json_t *disc = NULL;
     rc = gr_nvcre_wf_discover(pre, nodes, &disc, events, reason, err);
     json_decref(pre);
@@ -2098,6 +2120,21 @@ const char *gr_nvcre_wf_running_condition(int iteration, int iterations, int run
              name, sget(c, "message"));
     return blocked ? GR_NVCRE_REASON_JOB_SCHEDULING_BLOCKED
                    : GR_NVCRE_WF_REASON_JOB_CREATION_REJECTED;
+}
+
+int gr_nvcre_wf_drain_wait(const json_t *pods, int64_t since_ns, int64_t now_ns)
+{
+    if (since_ns > 0 && now_ns - since_ns >= GR_NVCRE_WF_DRAIN_MAX_NS)
+        return 0;
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p)
+    {
+        const char *ph = sget(path_get(p, "/status"), "phase");
+        if (strcmp(ph, "Succeeded") != 0 && strcmp(ph, "Failed") != 0)
+            return 1;
+    }
+    return 0;
 }
 
 int gr_nvcre_wf_placed_nodes(const json_t *pods, json_t **out, gr_err *err)

@@ -236,6 +236,12 @@ int gr_nvcre_wf_prepare_job(const json_t *workflow, const json_t *spec, const ch
 
 /* ------------------------------------------------------------ partitioning */
 
+/* The checkpoint guard (§2.1 step 4): with jobTemplate.spec.checkpoint, a
+ * v1 PersistentVolumeClaim named checkpoint.pvcName must be among the
+ * dependencies. GR_ESTATE CheckpointPVCMissing
+ * ("Checkpoint requires PVC \"x\" in dependencies") otherwise. */
+int gr_nvcre_wf_checkpoint_check(const json_t *spec, const char **reason, gr_err *err);
+
 /* orchestration.placement is Unpinned (ADR-089): one Job of exactly
  * trainer.numNodes nodes, placed by the scheduler within the target. */
 int gr_nvcre_wf_unpinned(const json_t *spec);
@@ -291,6 +297,11 @@ int gr_nvcre_wf_job_relayed(const json_t *job);
  * creation rejected: <message>". */
 const char *gr_nvcre_wf_running_condition(int iteration, int iterations, int running,
                                           const json_t *relay_job, char *msg, size_t msgsz);
+/* Pod-drain barrier before a retry (upstream #121): 1 while any of `pods`
+ * (the failed attempt's Pods) is not Succeeded/Failed, unless the wait that
+ * began at since_ns (0: not yet) has lasted GR_NVCRE_WF_DRAIN_MAX_NS. */
+#define GR_NVCRE_WF_DRAIN_MAX_NS (5LL * 60LL * 1000000000LL)
+int gr_nvcre_wf_drain_wait(const json_t *pods, int64_t since_ns, int64_t now_ns);
 /* The distinct nodes (sorted) that the pods in `pods` (a JSON array of Pod
  * objects) were placed on; pods being deleted do not count. *out owned by
  * the caller. GR_ETOOBIG past GR_NVCRE_WF_MAX_NODES pods. */

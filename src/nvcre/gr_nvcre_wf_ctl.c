@@ -628,6 +628,8 @@ static int effective_spec(const json_t *wf, json_t **eff, const char **reason, g
         GR_NVCRE_KIND_TRAIN_JOB,
         gr_json_ptr_get(spec, "/orchestration/topology/topologyKey") ? "topology" : "simple", 0};
     int rc = gr_nvcre_wf_apply_overrides(spec, &ctx, eff, NULL, NULL, reason, err);
+    if (rc == GR_OK)
+        rc = gr_nvcre_wf_checkpoint_check(*eff, reason, err);
     if (rc != GR_OK)
         return rc;
     return gr_nvcre_wf_gang_check(*eff, NULL, reason, err);
@@ -762,6 +764,29 @@ static void backfill_nodes(gr_nvcre_wf_ctl *c, const char *ns, const char *job, 
     json_decref(list);
 }
 
+/* Before a retry: are pods of the failed attempt (label
+ * nvcre.nvidia.com/job) still running? The wait starts at the group's
+ * completionTime (set here on the first look) and is bounded by
+ * GR_NVCRE_WF_DRAIN_MAX_NS. A failed list does not hold the retry. */
+static int drain_pending(gr_nvcre_wf_ctl *c, const char *ns, const char *job, json_t *g,
+                         int64_t now)
+{
+    char sel[320];
+    snprintf(sel, sizeof(sel), "%s=%s", GR_NVCRE_LABEL_JOB, job);
+    gr_kube_opts lo = {.label_selector = sel};
+    json_t *list = NULL;
+    gr_kube_status st;
+    if (gr_kube_list(c->c, &GVR_PODS, ns, &lo, &list, &st, NULL) != GR_OK)
+        return 0;
+    int64_t since = 0;
+    gr_time_parse_ns(sget(g, "completionTime"), &since, NULL);
+    int wait = gr_nvcre_wf_drain_wait(json_object_get(list, "items"), since, now);
+    json_decref(list);
+    if (wait && !since)
+        json_object_set_new(g, "completionTime", now_str());
+    return wait;
+}
+
 static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status, int64_t *requeue,
                             gr_err *err)
 {
@@ -869,6 +894,18 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
         if (!strcmp(phase, GR_NVCRE_PHASE_FAILED)) {
             int retries = (int)json_integer_value(json_object_get(g, "retries"));
             int retry = retry_limit > 0 && retries < retry_limit && !timed_out;
+            if (retry && drain_pending(c, ns, jn, g, now)) {
+                /* Upstream #121: the replacement starts only once the old
+                 * pods are gone (CUDA error 719 otherwise). */
+                if (job) {
+                    gr_kube_status st;
+                    gr_kube_delete(c->c, &GVR_JOBS, ns, jn, NULL, NULL, &st, NULL);
+                }
+                soon = 1;
+                running++;
+                json_decref(job);
+                continue;
+            }
             if (!job) {
                 /* Deleted by someone before it finished: a failure of the
                  * group, relaunched while retries are left (§2.10). */
@@ -892,6 +929,7 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
                 json_object_set_new(g, "phase", json_string(GR_NVCRE_PHASE_PENDING));
                 json_object_del(g, "jobRef");
                 json_object_del(g, "startTime");
+                json_object_del(g, "completionTime");
                 if (unpinned) /* the replacement may land elsewhere: attribute afresh */
                     json_object_set_new(g, "nodes", json_array());
                 json_decref(job);

@@ -846,6 +846,36 @@ static void test_dependencies(void **state)
     json_decref(spec);
 }
 
+static void test_checkpoint_guard(void **state)
+{
+    (void)state;
+    json_t *spec = J(BASE_SPEC);
+    const char *reason = NULL;
+    gr_err err = {0};
+    assert_int_equal(gr_nvcre_wf_checkpoint_check(spec, &reason, &err), GR_OK);
+    json_object_set_new(gr_json_ptr_get(spec, "/jobTemplate/spec"), "checkpoint",
+                        J("{\"pvcName\":\"ckpt\"}"));
+    assert_int_equal(gr_nvcre_wf_checkpoint_check(spec, &reason, &err), GR_ESTATE);
+    assert_string_equal(reason, "CheckpointPVCMissing");
+    assert_string_equal(err.msg, "Checkpoint requires PVC \"ckpt\" in dependencies");
+    json_array_append_new(json_object_get(spec, "dependencies"),
+                          J("{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\","
+                            "\"metadata\":{\"name\":\"ckpt\"}}"));
+    assert_int_equal(gr_nvcre_wf_checkpoint_check(spec, &reason, &err), GR_OK);
+    /* ... and the PVC is job-scoped: each Job gets its own claim. */
+    json_t *wf = J("{\"metadata\":{\"name\":\"wf\"}}"), *js = NULL, *jd = NULL;
+    assert_int_equal(gr_nvcre_wf_prepare_job(wf, spec, "group-0", 1, 1, &js, &jd, &err), GR_OK);
+    char want[64];
+    snprintf(want, sizeof(want), "%s",
+             json_string_value(gr_json_ptr_get(js, "/jobTemplate/spec/checkpoint/pvcName")));
+    assert_int_equal(strncmp(want, "ckpt-", 5), 0);
+    assert_string_equal(json_string_value(gr_json_ptr_get(jd, "/1/metadata/name")), want);
+    json_decref(js);
+    json_decref(jd);
+    json_decref(wf);
+    json_decref(spec);
+}
+
 /* ----------------------------------------------------------------- unpinned */
 
 static void test_unpinned(void **state)
@@ -923,6 +953,16 @@ static void test_unpinned(void **state)
     assert_int_equal(gr_nvcre_wf_placed_nodes(pods, &placed, &err), GR_OK);
     assert_json_at(placed, "", "[\"n1\",\"n3\"]");
     json_decref(placed);
+    /* Pod drain before a retry: running pods hold it for up to 5 minutes. */
+    int64_t t0 = 1000LL * 1000000000LL;
+    assert_int_equal(gr_nvcre_wf_drain_wait(pods, 0, t0), 1);
+    assert_int_equal(gr_nvcre_wf_drain_wait(pods, t0, t0 + 299LL * 1000000000LL), 1);
+    assert_int_equal(gr_nvcre_wf_drain_wait(pods, t0, t0 + 300LL * 1000000000LL), 0);
+    json_t *done =
+        J("[{\"status\":{\"phase\":\"Succeeded\"}},{\"status\":{\"phase\":\"Failed\"}}]");
+    assert_int_equal(gr_nvcre_wf_drain_wait(done, 0, t0), 0);
+    assert_int_equal(gr_nvcre_wf_drain_wait(NULL, 0, t0), 0);
+    json_decref(done);
     json_decref(pods);
     json_decref(nodes);
     json_decref(wf);
@@ -979,6 +1019,7 @@ int main(void)
         cmocka_unit_test(test_node_results),
         cmocka_unit_test(test_plan),
         cmocka_unit_test(test_dependencies),
+        cmocka_unit_test(test_checkpoint_guard),
         cmocka_unit_test(test_unpinned),
         cmocka_unit_test(test_running_relay),
     };

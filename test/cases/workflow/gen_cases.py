@@ -292,7 +292,7 @@ case("wf-job-scoped-deps-cleanup", "a finished group's job-scoped dependencies a
      [workflow("wf-job-scoped-deps-cleanup", deps=[runtime()])],
      {"generateNodes": nodes("wf-job-scoped-deps-cleanup", 2), "steps": done_steps(["wf-job"], OK),
       "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Succeeded", "reason": "JobCompleted"},
-      "collect": ["Job", "TrainingRuntime", "Workflow"]})
+      "collect": ["Job", "TrainingRuntime"]})
 foreign_job_rt = runtime()
 foreign_job_rt["metadata"]["name"] = "nccl-runtime-5947a-job"
 case("wf-job-scoped-dep-collision", "a foreign object with a job-scoped dependency's per-Job name: DependencyNameCollision, no Job",
@@ -433,6 +433,7 @@ case("wf-override-gpu-notin", "gpuArchitecture notIn: applies on h100 when the l
      {"generateNodes": nodes("wf-override-gpu-notin", 2),
       "waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress", "reason": "JobRunning"}, "collect": ["Job", "Workflow"]})
 
+BLOCKED_MSG = "Workload pods are unschedulable: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
 # --- Unpinned placement (ADR-089): one Job of the exact size, no hostname pinning, nodes back-filled from its pods
 def plain_node(name, case_name):
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {
@@ -447,13 +448,16 @@ def unpinned(wf):
     wf["spec"]["orchestration"]["placement"] = "Unpinned"
     return wf
 un_nodes = [plain_node("wfcase-unpinned-%d" % i, "wf-unpinned") for i in range(3)]
-case("wf-unpinned", "ADR-089: Unpinned runs 1 job of 2 of 3 nodes, target as affinity, group nodes back-filled from placed pods",
-     un_nodes + [placed_pod("wf-job-node-0", "wf-job", "wfcase-unpinned-2"), placed_pod("wf-job-node-1", "wf-job", "wfcase-unpinned-0"),
+pending_pod = placed_pod("wf-job-node-1", "wf-job", None)
+del pending_pod["spec"]["nodeName"]
+case("wf-unpinned", "ADR-089: Unpinned runs 1 job of 2 of 3 nodes, target as affinity; the group's nodes are back-filled from the pods placed so far (1 of 2, the other unschedulable)",
+     un_nodes + [placed_pod("wf-job-node-0", "wf-job", "wfcase-unpinned-2"), pending_pod,
                  unpinned(workflow("wf-unpinned", deps=[runtime()]))],
-     {"steps": done_steps(["wf-job"], OK),
-      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Succeeded", "reason": "JobCompleted"},
+     {"steps": done_steps(["wf-job"], job_status(cond("InProgress", "True", "WorkloadSchedulingBlocked", BLOCKED_MSG),
+                                                 schedulingBlockedSince="2026-01-01T00:00:00Z")),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress", "reason": "JobSchedulingBlocked"},
       "events": [{"involvedKind": "Workflow", "involvedName": "wf", "expect": [{"type": "Normal", "reason": "GroupsPartitioned"}]}],
-      "collect": ["Job", "Workflow", "ConfigMap"]})
+      "collect": ["Job", "Workflow"]})
 case("wf-unpinned-insufficient-nodes", "ADR-089: Unpinned needs the exact size: PartitionError with the Unpinned hint",
      [unpinned(workflow("wf-unpinned-insufficient-nodes", num_nodes=3))],
      {"generateNodes": nodes("wf-unpinned-insufficient-nodes", 2),
@@ -463,7 +467,6 @@ case("wf-unpinned-no-job-size", "ADR-089: Unpinned without trainer.numNodes is r
      {"generateNodes": nodes("wf-unpinned-no-job-size", 2),
       "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "PartitionError"}})
 # --- ADR-083 / JOB-85: the Job's blocked or rejected state relayed on the Workflow's InProgress
-BLOCKED_MSG = "Workload pods are unschedulable: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
 case("wf-job-scheduling-blocked", "ADR-083: a scheduling-blocked Job: Workflow InProgress JobSchedulingBlocked with the Job's message",
      [workflow("wf-job-scheduling-blocked", deps=[runtime()])],
      {"generateNodes": nodes("wf-job-scheduling-blocked", 2),
@@ -481,12 +484,30 @@ case("wf-job-creation-rejected", "JOB-85: a Job whose workload create is rejecte
       "waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress", "reason": "JobCreationRejected"},
       "collect": ["Workflow"]})
 
+# --- WF-11 WF-12: overrides stay editable; a Job's metadata is fixed when it is created
+case("wf-overrides-edited-midflight", "WF-11 WF-12: overrides edited after group-0's Job exists are accepted and reach group-1's Job only",
+     [workflow("wf-overrides-edited-midflight", num_nodes=1, execution={"maxConcurrent": 1}, deps=[runtime()])],
+     {"generateNodes": nodes("wf-overrides-edited-midflight", 2),
+      "steps": [{"waitFor": {"kind": "Job", "name": "wf-group-0-iter-1"},
+                 "patches": [{"target": {"kind": "Workflow", "name": "wf"},
+                              "patch": {"spec": {"overrides": [{"when": {}, "jobTemplate": {"metadata": {"labels": {"edited": "yes"}}}}]}}},
+                             {"target": {"kind": "Job", "name": "wf-group-0-iter-1"}, "status": True, "patch": OK}]}]
+               + done_steps(["wf-group-1-iter-1"], OK),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Succeeded", "reason": "JobCompleted"},
+      "collect": ["Job"]})
+
+ckpt = workflow("wf-checkpoint-pvc-missing", deps=[runtime()])
+ckpt["spec"]["jobTemplate"]["spec"]["checkpoint"] = {"pvcName": "ckpt", "maxRestarts": 1}
+case("wf-checkpoint-pvc-missing", "the checkpoint guard: checkpoint.pvcName without that PVC among the dependencies: CheckpointPVCMissing",
+     [ckpt], {"generateNodes": nodes("wf-checkpoint-pvc-missing", 2),
+              "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "CheckpointPVCMissing"}})
+
 # Terminal failures: pin the whole Workflow (status, messages byte for byte).
 for name in ["wf-no-target-nodes", "wf-not-enough-nodes", "wf-heterogeneous-platform", "wf-override-error",
              "wf-gang-conflict-workload-label", "wf-gang-conflict-runtime-label", "wf-gang-runtime-label-absent",
              "wf-dependency-collision", "wf-job-name-collision", "wf-gang-scheduler-mismatch",
              "wf-gang-runtimeref-outside-deps", "wf-gang-runtime-shape", "wf-gang-runtime-patch-folded",
-             "wf-unpinned-insufficient-nodes", "wf-unpinned-no-job-size"]:
+             "wf-unpinned-insufficient-nodes", "wf-unpinned-no-job-size", "wf-checkpoint-pvc-missing"]:
     cfg = cases[name][2]
     cfg["collect"] = sorted(set(cfg.get("collect", []) + ["Workflow"]))
 
