@@ -2122,6 +2122,17 @@ const char *gr_nvcre_wf_running_condition(int iteration, int iterations, int run
                    : GR_NVCRE_WF_REASON_JOB_CREATION_REJECTED;
 }
 
+int gr_nvcre_wf_pv_reclaim(const json_t *pv)
+{
+    const char *policy = sget(path_get(pv, "/spec"), "persistentVolumeReclaimPolicy");
+    const char *phase = sget(path_get(pv, "/status"), "phase");
+    if (strcmp(policy, "Retain") != 0)
+        return GR_NVCRE_WF_PV_DONE;
+    if (!strcmp(phase, "Released"))
+        return GR_NVCRE_WF_PV_SET_DELETE;
+    return !strcmp(phase, "Bound") ? GR_NVCRE_WF_PV_WAIT : GR_NVCRE_WF_PV_DONE;
+}
+
 int gr_nvcre_wf_drain_wait(const json_t *pods, int64_t since_ns, int64_t now_ns)
 {
     if (since_ns > 0 && now_ns - since_ns >= GR_NVCRE_WF_DRAIN_MAX_NS)

@@ -297,6 +297,12 @@ int gr_nvcre_wf_job_relayed(const json_t *job);
  * creation rejected: <message>". */
 const char *gr_nvcre_wf_running_condition(int iteration, int iterations, int running,
                                           const json_t *relay_job, char *msg, size_t msgsz);
+/* ADR-053, for a PersistentVolume whose claim this Workflow deleted:
+ * GR_NVCRE_WF_PV_SET_DELETE when it is Released with policy Retain (set
+ * the policy to Delete), GR_NVCRE_WF_PV_WAIT while it is still Bound with
+ * Retain, GR_NVCRE_WF_PV_DONE otherwise. */
+enum { GR_NVCRE_WF_PV_DONE = 0, GR_NVCRE_WF_PV_WAIT = 1, GR_NVCRE_WF_PV_SET_DELETE = 2 };
+int gr_nvcre_wf_pv_reclaim(const json_t *pv);
 /* Pod-drain barrier before a retry (upstream #121): 1 while any of `pods`
  * (the failed attempt's Pods) is not Succeeded/Failed, unless the wait that
  * began at since_ns (0: not yet) has lasted GR_NVCRE_WF_DRAIN_MAX_NS. */

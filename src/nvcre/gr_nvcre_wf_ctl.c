@@ -421,14 +421,10 @@ static int reclaim_pvs(gr_nvcre_wf_ctl *c, const json_t *wf)
     json_t *pv;
     json_array_foreach(json_object_get(list, "items"), i, pv)
     {
-        const char *policy = sget(json_object_get(pv, "spec"), "persistentVolumeReclaimPolicy");
-        const char *phase = sget(json_object_get(pv, "status"), "phase");
-        if (strcmp(policy, "Retain") != 0)
+        int what = gr_nvcre_wf_pv_reclaim(pv);
+        waiting += what == GR_NVCRE_WF_PV_WAIT;
+        if (what != GR_NVCRE_WF_PV_SET_DELETE)
             continue;
-        if (strcmp(phase, "Released") != 0) {
-            waiting += !strcmp(phase, "Bound");
-            continue;
-        }
         json_t *p = json_pack("{s:{s:s}}", "spec", "persistentVolumeReclaimPolicy", "Delete");
         gr_kube_patch(c->c, &GVR_PVS, NULL, sget(json_object_get(pv, "metadata"), "name"),
                       GR_KUBE_PATCH_MERGE, p, NULL, NULL, &st, NULL);

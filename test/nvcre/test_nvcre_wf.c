@@ -964,6 +964,20 @@ static void test_unpinned(void **state)
     assert_int_equal(gr_nvcre_wf_drain_wait(NULL, 0, t0), 0);
     json_decref(done);
     json_decref(pods);
+    /* ADR-053: a Released volume kept with Retain gets Delete; a Bound one
+     * is waited for; anything else is left alone. */
+    json_t *pv = J("{\"spec\":{\"persistentVolumeReclaimPolicy\":\"Retain\"},"
+                   "\"status\":{\"phase\":\"Released\"}}");
+    assert_int_equal(gr_nvcre_wf_pv_reclaim(pv), GR_NVCRE_WF_PV_SET_DELETE);
+    json_object_set_new(json_object_get(pv, "status"), "phase", json_string("Bound"));
+    assert_int_equal(gr_nvcre_wf_pv_reclaim(pv), GR_NVCRE_WF_PV_WAIT);
+    json_object_set_new(json_object_get(pv, "status"), "phase", json_string("Failed"));
+    assert_int_equal(gr_nvcre_wf_pv_reclaim(pv), GR_NVCRE_WF_PV_DONE);
+    json_object_set_new(json_object_get(pv, "spec"), "persistentVolumeReclaimPolicy",
+                        json_string("Delete"));
+    json_object_set_new(json_object_get(pv, "status"), "phase", json_string("Released"));
+    assert_int_equal(gr_nvcre_wf_pv_reclaim(pv), GR_NVCRE_WF_PV_DONE);
+    json_decref(pv);
     json_decref(nodes);
     json_decref(wf);
 }

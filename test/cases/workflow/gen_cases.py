@@ -502,6 +502,19 @@ case("wf-checkpoint-pvc-missing", "the checkpoint guard: checkpoint.pvcName with
      [ckpt], {"generateNodes": nodes("wf-checkpoint-pvc-missing", 2),
               "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "CheckpointPVCMissing"}})
 
+# --- ADR-053: deleting the Workflow deletes its claim and lets the volume go (Retain → Delete once Released)
+pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "wfcase-pv-reclaim"},
+      "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "persistentVolumeReclaimPolicy": "Retain",
+               "storageClassName": "", "hostPath": {"path": "/tmp/wfcase-pv-reclaim"}}}
+pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "scratch"},
+       "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "", "volumeName": "wfcase-pv-reclaim",
+                "resources": {"requests": {"storage": "1Gi"}}}}
+case("wf-pvc-reclaim", "ADR-053: Workflow deletion deletes the owned claim bound to a Retain volume, flips the volume to Delete once Released (unit-tested: gr_nvcre_wf_pv_reclaim) and completes",
+     [pv, workflow("wf-pvc-reclaim", deps=[runtime(), pvc])],
+     {"generateNodes": nodes("wf-pvc-reclaim", 2), "waitFor": {"kind": "Job", "name": "wf-job"},
+      "deleteAfterWait": [{"kind": "Workflow", "name": "wf"}], "waitForDeletion": True,
+      "collect": ["PersistentVolumeClaim", "Workflow"]})
+
 # Terminal failures: pin the whole Workflow (status, messages byte for byte).
 for name in ["wf-no-target-nodes", "wf-not-enough-nodes", "wf-heterogeneous-platform", "wf-override-error",
              "wf-gang-conflict-workload-label", "wf-gang-conflict-runtime-label", "wf-gang-runtime-label-absent",
