@@ -649,6 +649,20 @@ static int meas_thresholds(gr_nvcre_job_ctl *jc, json_t *job, json_t *status, in
     return GR_OK;
 }
 
+/* The cached workload is not the one this process created last for the
+ * Job (its uid differs): after a checkpoint restart the cache can still
+ * hold the deleted previous run, whose Failed status must not count for
+ * the new one. The caller then reads the live object. */
+static int stale_workload(gr_nvcre_job_ctl *jc, const char *key, const json_t *w)
+{
+    const char *wuid = sget(json_object_get(w, "metadata"), "uid", NULL);
+    pthread_mutex_lock(&jc->mu);
+    const char *mine = json_string_value(json_object_get(jc->created, key));
+    int stale = mine && wuid && strcmp(mine, wuid) != 0;
+    pthread_mutex_unlock(&jc->mu);
+    return stale;
+}
+
 /* ---- the reconcile ---------------------------------------------------- */
 
 static void record(gr_nvcre_job_ctl *jc, const json_t *job, const char *type, const char *reason,
@@ -672,7 +686,11 @@ static int reconcile_job(gr_nvcre_job_ctl *jc, const char *key, json_t *job, int
         return gr_err_set(err, GR_EINVAL, "Job %s: bad metadata", key);
     json_t *status = json_object_get(job, "status");
     const char *ref_name = sget(status, GR_NVCRE_F_WORKLOAD_REF, "name");
-    const char *wl = ref_name ? ref_name : wname;
+    /* A copy: a checkpoint restart removes status.workloadRef, and the name
+     * is still needed to delete that workload afterwards. */
+    char wlbuf[254]; /* a DNS subdomain name */
+    snprintf(wlbuf, sizeof wlbuf, "%s", ref_name ? ref_name : wname);
+    const char *wl = wlbuf;
 
     if (gr_kube_is_deleting(job))
         return finalize(jc, job, ns, name, wl, requeue, err);
@@ -744,7 +762,12 @@ static int reconcile_job(gr_nvcre_job_ctl *jc, const char *key, json_t *job, int
         char wkey[GR_KUBE_KEY_MAX];
         snprintf(wkey, sizeof wkey, "%s/%s", ns, wl);
         json_t *w = NULL;
-        if (gr_kube_cache_get(jc->workloads, wkey, &w, NULL) != GR_OK) {
+        if (gr_kube_cache_get(jc->workloads, wkey, &w, NULL) == GR_OK &&
+            stale_workload(jc, key, w)) {
+            json_decref(w); /* the previous run's object (a checkpoint restart) */
+            w = NULL;
+        }
+        if (!w) {
             /* A cache miss is not proof: confirm with the API (#384/#385). */
             gr_kube_status st;
             gr_kube_status_clear(&st);
@@ -825,7 +848,12 @@ static int reconcile_job(gr_nvcre_job_ctl *jc, const char *key, json_t *job, int
     }
     if (out.delete_workload) {
         gr_kube_opts d = {.propagation = "Background"};
-        gr_kube_delete(jc->c, &jc->wl_gvr, ns, wl, &d, NULL, NULL, NULL);
+        gr_err derr;
+        gr_err_clear(&derr);
+        if (gr_kube_delete(jc->c, &jc->wl_gvr, ns, wl, &d, NULL, NULL, &derr) != GR_OK)
+            gr_log(GR_LOG_WARN, MOD, "cannot delete the workload for a restart",
+                   GR_KV_STR("job", name), GR_KV_STR("namespace", ns), GR_KV_STR("workload", wl),
+                   GR_KV_STR("error", derr.msg), GR_KV_END);
         if (gm)
             meas_restart_reset(jc, gm, ns, o.now_ns);
     }
