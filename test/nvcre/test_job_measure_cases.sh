@@ -34,3 +34,63 @@ run_set() {
 }
 run_set "$root/test/cases/job-measure" job,workflow
 run_set "$root/test/cases/job-measure-e2e" job,measurement
+
+# ---- no duplicate measurement across a manager restart: a Job runs under one
+# manager (which creates train-goodput / train-bandwidth), the manager stops,
+# a new one takes over and the Job completes; still exactly one of each, and
+# no MeasurementCreationError Event. (The CRDs are installed by the cases above.)
+set -a
+# shellcheck disable=SC1091
+source "${GR_CLUSTER_DIR:?}/cluster.env"
+set +a
+# shellcheck disable=SC1091
+source "$root/test/harness/gr_harness.sh" # gr_tries
+kc() { "$GR_KUBECTL" --kubeconfig "$GR_KUBECONFIG_ADMIN" "$@"; }
+ns=jm-restart-$$-$RANDOM
+mgr_pid=
+mlog=$(mktemp)
+stop_mgr() {
+  if [[ -n $mgr_pid ]]; then kill -TERM "$mgr_pid" 2>/dev/null; wait "$mgr_pid" 2>/dev/null; mgr_pid=; fi
+}
+start_mgr() {
+  "$manager" --controllers=job --kubeconfig "$GR_KUBECONFIG_ADMIN" --namespace "$ns" --metrics-bind-address 0 \
+    --health-probe-bind-address 0 >>"$mlog" 2>&1 &
+  mgr_pid=$!
+}
+bye() { stop_mgr; kc delete namespace "$ns" --wait=false >/dev/null 2>&1; rm -f "$out" "$mlog"; }
+trap bye EXIT
+restart_fail() { echo "FAIL (restart): $*"; kc -n "$ns" get jobs.nvcre.nvidia.com,goodputmeasurements,bandwidthmeasurements,events -o yaml | tail -80; tail -20 "$mlog"; exit 1; }
+wait_for() { # DESCRIPTION COMMAND...: until COMMAND succeeds (load-scaled bound)
+  local what=$1; shift
+  for _ in $(seq 1 "$(gr_tries 30 100)"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  restart_fail "timed out waiting for $what"
+}
+phase() { kc -n "$ns" get jobs.nvcre.nvidia.com train -o jsonpath='{.status.conditions[?(@.status=="True")].type}/{.status.conditions[?(@.type=="InProgress")].reason}'; }
+kc create namespace "$ns" >/dev/null || restart_fail "namespace"
+start_mgr
+kc -n "$ns" apply -f - >/dev/null <<YAML || restart_fail "create Job"
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Job
+metadata: {name: train}
+spec:
+  workload:
+    trainJob:
+      runtimeRef: {kind: TrainingRuntime, name: megatron-runtime}
+  goodputMeasurement: {logProfileRef: megatron}
+  bandwidthMeasurement: {logProfileRef: nccl-all-reduce, testType: all_reduce}
+YAML
+wait_for "train-goodput" kc -n "$ns" get goodputmeasurements train-goodput
+wait_for "train-bandwidth" kc -n "$ns" get bandwidthmeasurements train-bandwidth
+stop_mgr
+start_mgr
+kc -n "$ns" patch trainjobs train-workload --subresource=status --type=merge -p \
+  '{"status":{"conditions":[{"type":"Complete","status":"True","reason":"JobsCompleted","message":"","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}' \
+  >/dev/null || restart_fail "TrainJob status patch"
+succeeded() { [[ $(phase) == Succeeded/* ]]; }
+wait_for "the Job to succeed under the new manager" succeeded
+[[ $(kc -n "$ns" get goodputmeasurements -o name | wc -l) -eq 1 ]] || restart_fail "want exactly one GoodputMeasurement"
+[[ $(kc -n "$ns" get bandwidthmeasurements -o name | wc -l) -eq 1 ]] || restart_fail "want exactly one BandwidthMeasurement"
+if kc -n "$ns" get events --field-selector reason=MeasurementCreationError -o name | grep -q .; then
+  restart_fail "MeasurementCreationError after the restart"
+fi
+echo "restart: one train-goodput and one train-bandwidth across a manager restart, no MeasurementCreationError"
