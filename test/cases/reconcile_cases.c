@@ -37,6 +37,7 @@
 #include "gr_kube_config.h"
 #include "gr_kube_discovery.h"
 #include "gr_kube_rest.h"
+#include "gr_test_scale.h"
 #include "gr_time.h"
 #include "gr_yaml.h"
 
@@ -93,8 +94,21 @@ typedef struct kcase {
     gr_cases_config cfg;
     tracked *trk;
     size_t ntrk;
-    gr_buf log; /* failure explanation */
+    gr_buf log;  /* failure explanation */
+    long wait_s; /* the last wait's length: timeoutSeconds scaled to the load */
 } kcase;
+
+/* A wait's deadline: the case's timeoutSeconds bounds a hang, it is not a
+ * timing assertion, so on a loaded machine it stretches like every other
+ * integration wait (gr_test_scale.h: GR_TEST_TIMEOUT_SCALE × load, load
+ * clamped to [1, 4]). The length is kept for the failure message. */
+static int64_t case_deadline(kcase *k)
+{
+    k->wait_s = (long)((double)k->cfg.timeout_s * gr_test_timeout_scale() + 0.5);
+    if (k->wait_s < k->cfg.timeout_s)
+        k->wait_s = k->cfg.timeout_s;
+    return gr_time_mono_ns() + (int64_t)k->wait_s * 1000000000LL;
+}
 
 static volatile sig_atomic_t g_stop;
 
@@ -531,7 +545,7 @@ static int install_crds(kcase *k)
                 break;
             }
             /* wait for Established */
-            int64_t deadline = gr_time_mono_ns() + (int64_t)k->cfg.timeout_s * 1000000000LL;
+            int64_t deadline = case_deadline(k);
             bool ok = false;
             while (!ok && !g_stop && gr_time_mono_ns() < deadline) {
                 json_t *cur = NULL;
@@ -553,7 +567,7 @@ static int install_crds(kcase *k)
                     sleep_ns(POLL_NS);
             }
             if (!ok) {
-                fail(k, "%s: CRD %s not Established within %ld s", path, name, k->cfg.timeout_s);
+                fail(k, "%s: CRD %s not Established within %ld s", path, name, k->wait_s);
                 rc = GR_ETIMEDOUT;
                 break;
             }
@@ -729,7 +743,7 @@ static int reject_workflows(kcase *k)
     json_t *cm = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
                            "metadata", "name", probe);
     gr_kube_opts o = {.dry_run = true};
-    int64_t deadline = gr_time_mono_ns() + (int64_t)k->cfg.timeout_s * 1000000000LL;
+    int64_t deadline = case_deadline(k);
     rc = GR_ETIMEDOUT;
     while (!g_stop && gr_time_mono_ns() < deadline) {
         int prc = gr_kube_create(k->r->kc, &GR_KUBE_CONFIGMAPS, k->ns, cm, &o, NULL, NULL, NULL);
@@ -742,7 +756,7 @@ static int reject_workflows(kcase *k)
     json_decref(cm);
     if (rc != GR_OK)
         fail(k, "rejectWorkflowCreates: the admission policy was not enforced within %ld s",
-             k->cfg.timeout_s);
+             k->wait_s);
     return rc;
 }
 
@@ -840,7 +854,7 @@ static int wait_for(kcase *k, const char *what, const gr_cases_wait *w)
     }
     gr_kube_gvr g = gvr_of(&m);
     const char *ns = ref_ns(k, &m, w->ref.namespace_);
-    int64_t deadline = gr_time_mono_ns() + (int64_t)k->cfg.timeout_s * 1000000000LL;
+    int64_t deadline = case_deadline(k);
     json_t *last = NULL;
     char lasterr[GR_ERR_MSG_MAX] = "object not found";
     while (!g_stop) {
@@ -863,7 +877,7 @@ static int wait_for(kcase *k, const char *what, const gr_cases_wait *w)
     char *st =
         last ? json_dumps(json_object_get(last, "status"), JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     fail(k, "%s %s/%s: timed out after %ld s waiting for%s%s%s%s%s; last status: %s", what,
-         w->ref.kind, w->ref.name, k->cfg.timeout_s, w->condition ? " condition " : " existence",
+         w->ref.kind, w->ref.name, k->wait_s, w->condition ? " condition " : " existence",
          w->condition ? w->condition : "", w->reason ? " reason " : "", w->reason ? w->reason : "",
          w->restart_count >= 0 || w->failed_node_count >= 0 ? " (and counts)" : "",
          last ? (st ? st : "null") : lasterr);
@@ -922,7 +936,7 @@ static int delete_objects(kcase *k)
     }
     if (!k->cfg.wait_for_deletion)
         return GR_OK;
-    int64_t deadline = gr_time_mono_ns() + (int64_t)k->cfg.timeout_s * 1000000000LL;
+    int64_t deadline = case_deadline(k);
     for (size_t i = 0; i < k->cfg.ndelete; i++) {
         const gr_cases_delete *d = &k->cfg.delete_after_wait[i];
         gr_kube_mapping m;
@@ -939,7 +953,7 @@ static int delete_objects(kcase *k)
                 const json_t *fz = json_object_get(json_object_get(obj, "metadata"), "finalizers");
                 char *f = fz ? json_dumps(fz, JSON_COMPACT) : NULL;
                 fail(k, "waitForDeletion: %s/%s still exists after %ld s (finalizers: %s)",
-                     d->ref.kind, d->ref.name, k->cfg.timeout_s, f ? f : "none");
+                     d->ref.kind, d->ref.name, k->wait_s, f ? f : "none");
                 free(f);
                 json_decref(obj);
                 return GR_ETIMEDOUT;
@@ -974,7 +988,7 @@ static int check_events(kcase *k)
                              ? ec->namespace_
                              : k->ns;
         /* One cumulative deadline per event case. */
-        int64_t deadline = gr_time_mono_ns() + (int64_t)k->cfg.timeout_s * 1000000000LL;
+        int64_t deadline = case_deadline(k);
         size_t missing = ec->nexpect;
         json_t *items = NULL;
         while (!g_stop) {
@@ -1013,8 +1027,8 @@ static int check_events(kcase *k)
             for (size_t j = 0; j < ec->nexpect; j++)
                 fail(k, "events[%zu] %s/%s: expected event %s/%s (within %ld s); seen: [%s]", i,
                      ec->involved_kind, ec->involved_name,
-                     ec->expect[j].type ? ec->expect[j].type : "*", ec->expect[j].reason,
-                     k->cfg.timeout_s, seen.data ? seen.data : "");
+                     ec->expect[j].type ? ec->expect[j].type : "*", ec->expect[j].reason, k->wait_s,
+                     seen.data ? seen.data : "");
             gr_buf_free(&seen);
             json_decref(items);
             return GR_ETIMEDOUT;
