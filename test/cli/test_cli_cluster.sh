@@ -38,7 +38,7 @@ n=$(gr_kubectl -n "$GR_NS" get certification c1 -o jsonpath='{.spec.categories[*
 out=$(g list) || fail "list"
 [[ $out == *"c1 "*"Pending"*"0/2"* ]] || fail "list output: $out"
 out=$(g status c1) || fail "status"
-[[ $out == "$GR_NS/c1 Pending: "* ]] || fail "status output: $out"
+[[ $out == "$GR_NS/c1 Pending: not picked up by a controller yet (gpuready-manager)"* ]] || fail "status output: $out"
 out=$(g report c1 -o json) || fail "report json"
 [[ $(jq -r '.certification + " " + .result + " " + (.categories|length|tostring)' <<<"$out") == "c1 Pending 0" ]] ||
   fail "report json: $out"
