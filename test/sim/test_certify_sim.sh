@@ -191,16 +191,18 @@ node_result() { # category node -> "result reason"
     '.categories[] | select("\(.domain)/\(.variant)" == $c) | .nodes[]? | select(.node == $n) | "\(.result) \(.reason) \(.message)"' \
     <<<"$report"
 }
+# JOB-76: a failed node's reason is WorkloadFailed (its workload failed) or
+# HardwareFailureDetected (the node health monitor: cordoned mid-run).
 r=$(node_result diagnostics/dcgm-level1 gpu-node-09)
-[[ $r == Failed\ * ]] && pass "(b) DCGM failure caught on gpu-node-09: ${r:0:160}" \
-  || fail "(b) gpu-node-09 in dcgm-level1: '$r', want Failed"
+[[ $r == "Failed WorkloadFailed "* ]] && pass "(b) DCGM failure caught on gpu-node-09: ${r:0:160}" \
+  || fail "(b) gpu-node-09 in dcgm-level1: '$r', want Failed WorkloadFailed"
 jq -e '.categories[] | select(.variant == "dcgm-level1") | .failureLogs[]?.tail | tostring
        | select(contains("Page Retirement/Row Remap"))' <<<"$report" >/dev/null \
   && pass "(b) the report carries the DCGM failure log (Page Retirement/Row Remap)" \
   || fail "(b) no DCGM failure log naming Page Retirement/Row Remap in the report"
 r=$(node_result diagnostics/dcgm-level1 gpu-node-11)
-[[ $r == Failed\ * ]] && pass "(b) gpu-node-11 cordoned mid-run fails dcgm-level1: ${r:0:160}" \
-  || fail "(b) gpu-node-11 (cordoned mid-run) in dcgm-level1: '$r', want Failed"
+[[ $r == "Failed HardwareFailureDetected "* ]] && pass "(b) gpu-node-11 cordoned mid-run fails dcgm-level1: ${r:0:160}" \
+  || fail "(b) gpu-node-11 (cordoned mid-run) in dcgm-level1: '$r', want Failed HardwareFailureDetected"
 bad=$(jq -r '[.categories[] | select(.variant == "dcgm-level1") | .nodes[]?
               | select(.result != "Succeeded") | .node] | sort | join(" ")' <<<"$report")
 [[ $bad == "gpu-node-09 gpu-node-11" ]] && pass "(b) dcgm-level1 failed exactly gpu-node-09 and gpu-node-11" \
