@@ -180,7 +180,10 @@ static void progress_line(const json_t *cert, const json_t *wfs, char *out, size
 {
     const char *type;
     const json_t *c = true_cond(cert, &type);
-    size_t len = (size_t)snprintf(out, n, "%s: %s", type, c ? sget(c, "message") : "");
+    /* No condition yet: no controller has seen it (is gpuready-manager running?). */
+    size_t len = (size_t)snprintf(out, n, "%s: %s", type,
+                                  c ? sget(c, "message")
+                                    : "not picked up by a controller yet (gpuready-manager)");
     size_t i;
     json_t *cs;
     json_array_foreach(json_object_get(json_object_get(cert, "status"), "categoryStatuses"), i, cs)

@@ -27,15 +27,49 @@ static const struct {
 
 static int usage(FILE *f)
 {
-    fputs("usage: gpuready COMMAND [flags]   (also: kubectl gpuready COMMAND)\n\ncommands:\n", f);
+    fputs("usage: gpuready [cluster flags] COMMAND [flags]   (also: kubectl gpuready COMMAND)\n\n"
+          "commands:\n",
+          f);
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].help);
     fputs("\ncluster flags: --kubeconfig PATH, --context NAME, -n/--namespace NS\n", f);
     return 2;
 }
 
+/* kubectl takes its cluster flags before the command too (`kubectl -n ns
+ * get …`): how many leading argv entries from argv[1] are cluster flags
+ * (--kubeconfig/--context/-n/--namespace, with "=value" or the next
+ * argument as value); 0 when none. */
+static int leading_cluster_flags(int argc, char **argv)
+{
+    static const char *const names[] = {"--kubeconfig", "--context", "-n", "--namespace"};
+    int i = 1;
+    while (i < argc) {
+        int n = 0;
+        for (size_t k = 0; k < sizeof names / sizeof names[0] && n == 0; k++) {
+            size_t l = strlen(names[k]);
+            if (!strcmp(argv[i], names[k]))
+                n = 2;
+            else if (!strncmp(argv[i], names[k], l) && argv[i][l] == '=')
+                n = 1;
+        }
+        if (n == 0 || i + n > argc)
+            break;
+        i += n;
+    }
+    return i - 1;
+}
+
 int main(int argc, char **argv)
 {
+    /* Move leading cluster flags after the command, where the commands
+     * parse them: `gpuready -n ns status c1` = `gpuready status -n ns c1`. */
+    int lead = leading_cluster_flags(argc, argv);
+    if (lead > 0 && 1 + lead < argc) {
+        char *cmd = argv[1 + lead];
+        memmove(&argv[2], &argv[1], (size_t)lead * sizeof argv[0]);
+        argv[1] = cmd;
+    }
     if (argc < 2)
         return usage(stderr);
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {

@@ -197,9 +197,12 @@ int gr_nvcre_wlrun_build(const json_t *run, const gr_nvcre_catalog *cat, const c
         json_object_set_new(trainer, "command", json_pack("[s]", "torchrun"));
         json_object_set_new(trainer, "args", more);
     } else if (mpi) {
+        /* mlPolicy.numNodes 1: the Trainer gives the launcher (ancestor-step
+         * trainer) that many pods; the MPI plugin gives the node job the
+         * TrainJob's trainer.numNodes. per_job here started per_job launchers. */
         policy =
-            json_pack("{s:I,s:{s:i,s:s,s:s,s:b}}", "numNodes", per_job, "mpi", "numProcPerNode",
-                      gpus, "mpiImplementation",
+            json_pack("{s:I,s:{s:i,s:s,s:s,s:b}}", "numNodes", (json_int_t)1, "mpi",
+                      "numProcPerNode", gpus, "mpiImplementation",
                       sget(mpi, "mpiImplementation") ? sget(mpi, "mpiImplementation") : "OpenMPI",
                       "sshAuthMountPath", "/tmp/mpi-keys", "runLauncherAsNode", 0);
         json_t *launcher =

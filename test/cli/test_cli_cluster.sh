@@ -38,7 +38,11 @@ n=$(gr_kubectl -n "$GR_NS" get certification c1 -o jsonpath='{.spec.categories[*
 out=$(g list) || fail "list"
 [[ $out == *"c1 "*"Pending"*"0/2"* ]] || fail "list output: $out"
 out=$(g status c1) || fail "status"
-[[ $out == "$GR_NS/c1 Pending: "* ]] || fail "status output: $out"
+[[ $out == "$GR_NS/c1 Pending: not picked up by a controller yet (gpuready-manager)"* ]] || fail "status output: $out"
+# kubectl's order: cluster flags before the command work too
+out=$("$gpuready" --kubeconfig "$GR_KUBECONFIG_ADMIN" --context="$ctx" -n "$GR_NS" status c1) ||
+  fail "status with leading cluster flags"
+[[ $out == "$GR_NS/c1 Pending: "* ]] || fail "status with leading cluster flags: $out"
 out=$(g report c1 -o json) || fail "report json"
 [[ $(jq -r '.certification + " " + .result + " " + (.categories|length|tostring)' <<<"$out") == "c1 Pending 0" ]] ||
   fail "report json: $out"

@@ -931,8 +931,8 @@ int gr_sim_pod_plan(const gr_sim_spec *s, const char *gpu, const json_t *pod, gr
                           out->namespace_, out->name, GR_SIM_ANN_WORKLOAD, w);
     else if (cmd_has(c, "_perf"))
         out->kind = GR_SIM_NCCL;
-    else if (cmd_has(c, "dcgmi"))
-        out->kind = GR_SIM_DCGM;
+    else if (cmd_has(c, "dcgmi") || cmd_has(c, "preflight-dcgm-diag"))
+        out->kind = GR_SIM_DCGM; /* dcgmi diag, or gpuready's check (the catalog's dcgm-level*) */
     else
         out->kind = GR_SIM_GENERIC;
 
@@ -1005,6 +1005,30 @@ void gr_sim_pod_group(const json_t *pod, char *out, size_t outsz)
         snprintf(out, outsz, "%s/job/%s", ns, job);
 }
 
+long gr_sim_pod_gpus(const json_t *pod)
+{
+    const json_t *cs = json_object_get(json_object_get(pod, "spec"), "containers");
+    const char *kinds[] = {"limits", "requests"};
+    long total = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach(cs, i, c)
+    {
+        long n = 0;
+        for (size_t k = 0; k < 2 && n == 0; k++) {
+            const json_t *v = json_object_get(
+                json_object_get(json_object_get(c, "resources"), kinds[k]), "nvidia.com/gpu");
+            if (json_is_integer(v))
+                n = (long)json_integer_value(v);
+            else if (json_is_string(v))
+                n = strtol(json_string_value(v), NULL, 10);
+        }
+        if (n > 0 && n < 1024)
+            total += n;
+    }
+    return total;
+}
+
 int gr_sim_groups_observe(gr_sim_groups *g, const json_t *pod)
 {
     char group[2 * GR_SIM_NAME_MAX];
@@ -1013,6 +1037,8 @@ int gr_sim_groups_observe(gr_sim_groups *g, const json_t *pod)
     const char *node = jstr(json_object_get(pod, "spec"), "nodeName");
     if (uid[0] == '\0' || node[0] == '\0')
         return GR_OK;
+    if (gr_sim_pod_gpus(pod) <= 0)
+        return GR_OK; /* no GPU, no rank (an MPI launcher): its node is not in the ring */
     gr_sim_pod_group(pod, group, sizeof group);
     if (group[0] == '\0')
         return GR_OK;
@@ -1051,12 +1077,17 @@ void gr_sim_groups_apply(const gr_sim_groups *g, const gr_sim_spec *s, const cha
     gr_sim_pod_group(pod, group, sizeof group);
     if (group[0] == '\0')
         return;
+    /* A pod without GPUs (an MPI launcher, runLauncherAsNode false) runs no
+     * rank: its own node's bandwidth does not count once the group has
+     * GPU pods; their slowest node decides. */
+    int own = gr_sim_pod_gpus(pod) > 0, seen = 0;
     for (size_t i = 0; i < g->n; i++) {
         if (strcmp(g->e[i].group, group) != 0)
             continue;
         double bw = gr_sim_node_busbw(s, gpu, g->e[i].node);
-        if (bw < p->busbw_gbps)
+        if ((!own && !seen) || bw < p->busbw_gbps)
             p->busbw_gbps = bw;
+        seen = 1;
     }
 }
 
@@ -1193,6 +1224,15 @@ static void nccl_log(logw *w, const gr_sim_plan *p, const gr_sim_gpu *g, const j
 static int dcgm_level(const json_t *pod)
 {
     const json_t *c = first_container(pod);
+    /* gpuready's preflight-dcgm-diag takes its level from DCGM_DIAG_LEVEL. */
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(c, "env"), i, e)
+    {
+        const char *v = jstr(e, "value");
+        if (strcmp(jstr(e, "name"), "DCGM_DIAG_LEVEL") == 0 && v[0] >= '1' && v[0] <= '4')
+            return v[0] - '0';
+    }
     char fb[32];
     const char *r = cmd_flag(c, "-r", fb, sizeof fb);
     if (r == NULL)

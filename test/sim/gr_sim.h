@@ -187,7 +187,11 @@ void gr_sim_groups_init(gr_sim_groups *g);
 void gr_sim_groups_free(gr_sim_groups *g);
 /* The pod's group key ("" when it has none). */
 void gr_sim_pod_group(const json_t *pod, char *out, size_t outsz);
-/* Remember a bound pod's node for its group. GR_ENOMEM only. */
+/* The nvidia.com/gpu the pod's containers ask for (limits, else requests;
+ * 0 when none). */
+long gr_sim_pod_gpus(const json_t *pod);
+/* Remember a bound pod's node for its group; pods without GPUs (an MPI
+ * launcher) run no rank and are not remembered. GR_ENOMEM only. */
 int gr_sim_groups_observe(gr_sim_groups *g, const json_t *pod);
 /* The peak busbw of one node under the spec (GPU default, spec defaults,
  * node fault). */

@@ -228,6 +228,14 @@ static json_t *pod(const char *node, const char *cmd, const char *labels_json)
     return p;
 }
 
+/* The pod asks for n GPUs (limits), as a rank of an NCCL job does. */
+static json_t *gpus(json_t *p, int n)
+{
+    json_t *c = json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0);
+    json_object_set_new(c, "resources", json_pack("{s:{s:i}}", "limits", "nvidia.com/gpu", n));
+    return p;
+}
+
 static void test_plan_nccl_slow(void **state)
 {
     (void)state;
@@ -357,8 +365,8 @@ static void test_groups_slowest_node(void **state)
     gr_sim_groups g;
     gr_sim_groups_init(&g);
     const char *js = "{\"jobset.sigs.k8s.io/jobset-name\":\"tj\"}";
-    json_t *a = pod("gpu-node-01", "all_reduce_perf_mpi -b 8 -e 1G", js);
-    json_t *b = pod("gpu-node-02", "all_reduce_perf_mpi -b 8 -e 1G", js); /* the slow node */
+    json_t *a = gpus(pod("gpu-node-01", "all_reduce_perf_mpi -b 8 -e 1G", js), 8);
+    json_t *b = gpus(pod("gpu-node-02", "all_reduce_perf_mpi -b 8 -e 1G", js), 8); /* slow */
     json_object_set_new(json_object_get(b, "metadata"), "uid", json_string("u-2"));
     json_t *c = pod("gpu-node-02", "all_reduce_perf_mpi -b 8 -e 1G", "{}"); /* no group */
     json_object_set_new(json_object_get(c, "metadata"), "uid", json_string("u-3"));
@@ -385,6 +393,71 @@ static void test_groups_slowest_node(void **state)
     assert_true(plan.busbw_gbps > 400);
     json_decref(a), json_decref(b), json_decref(c), json_decref(d);
     gr_sim_groups_free(&g);
+    gr_sim_spec_free(&s);
+}
+
+/* An MPI launcher (no GPU, runLauncherAsNode false) runs no rank: the slow
+ * node it happens to land on does not slow its group, and its log reports
+ * its group's ranks (the catalog's nccl-all-reduce on a TrainJob). */
+static void test_groups_launcher_without_gpus(void **state)
+{
+    (void)state;
+    gr_sim_spec s;
+    parse_ok(&s);
+    gr_sim_groups g;
+    gr_sim_groups_init(&g);
+    const char *js = "{\"jobset.sigs.k8s.io/jobset-name\":\"tj\"}";
+    const char *cmd = "mpirun all_reduce_perf -b 8 -e 1G";
+    json_t *r1 = gpus(pod("gpu-node-01", "/usr/sbin/sshd -De", js), 8);
+    json_t *r2 = gpus(pod("gpu-node-05", "/usr/sbin/sshd -De", js), 8);
+    json_object_set_new(json_object_get(r2, "metadata"), "uid", json_string("u-2"));
+    json_t *launcher = pod("gpu-node-02", cmd, js); /* lands on the slow node */
+    json_object_set_new(json_object_get(launcher, "metadata"), "uid", json_string("u-3"));
+    assert_int_equal(gr_sim_pod_gpus(r1), 8);
+    assert_int_equal(gr_sim_pod_gpus(launcher), 0);
+    assert_int_equal(gr_sim_groups_observe(&g, r1), GR_OK);
+    assert_int_equal(gr_sim_groups_observe(&g, r2), GR_OK);
+    assert_int_equal(gr_sim_groups_observe(&g, launcher), GR_OK);
+    assert_int_equal(g.n, 2); /* the launcher is not a rank */
+    gr_sim_plan plan;
+    assert_int_equal(gr_sim_pod_plan(&s, "h100", launcher, &plan, NULL), GR_OK);
+    assert_int_equal(plan.kind, GR_SIM_NCCL);
+    gr_sim_groups_apply(&g, &s, "h100", launcher, &plan);
+    assert_true(plan.busbw_gbps > 400);
+
+    /* a rank on the slow node does slow the launcher's report */
+    json_t *r3 = gpus(pod("gpu-node-02", "/usr/sbin/sshd -De", js), 8);
+    json_object_set_new(json_object_get(r3, "metadata"), "uid", json_string("u-4"));
+    assert_int_equal(gr_sim_groups_observe(&g, r3), GR_OK);
+    assert_int_equal(gr_sim_pod_plan(&s, "h100", launcher, &plan, NULL), GR_OK);
+    gr_sim_groups_apply(&g, &s, "h100", launcher, &plan);
+    assert_true(plan.busbw_gbps > 41.4 && plan.busbw_gbps < 41.6);
+    json_decref(r1), json_decref(r2), json_decref(r3), json_decref(launcher);
+    gr_sim_groups_free(&g);
+    gr_sim_spec_free(&s);
+}
+
+/* gpuready's preflight-dcgm-diag (the catalog's diagnostics/dcgm-level*) is
+ * DCGM: it fails on a node whose dcgm fails; the level comes from
+ * DCGM_DIAG_LEVEL. */
+static void test_plan_preflight_dcgm_diag(void **state)
+{
+    (void)state;
+    gr_sim_spec s;
+    parse_ok(&s);
+    json_t *p = pod("gpu-node-03", "/usr/local/bin/preflight-dcgm-diag", "{}");
+    json_t *c = json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0);
+    json_object_set_new(c, "env",
+                        json_pack("[{s:s,s:s}]", "name", "DCGM_DIAG_LEVEL", "value", "2"));
+    gr_sim_plan plan;
+    assert_int_equal(gr_sim_pod_plan(&s, "h100", p, &plan, NULL), GR_OK);
+    assert_int_equal(plan.kind, GR_SIM_DCGM);
+    assert_int_equal(plan.exit_code, 226);
+    gr_buf log = GR_BUF_INIT(1 << 20);
+    assert_int_equal(gr_sim_pod_log(&plan, &s, "h100", p, 0, &log, NULL), GR_OK);
+    assert_non_null(strstr(log.data, "| PCIe")); /* level 2 from DCGM_DIAG_LEVEL */
+    gr_buf_free(&log);
+    json_decref(p);
     gr_sim_spec_free(&s);
 }
 
@@ -442,6 +515,8 @@ int main(void)
         cmocka_unit_test(test_plan_trainjob_and_skips),
         cmocka_unit_test(test_stream),
         cmocka_unit_test(test_groups_slowest_node),
+        cmocka_unit_test(test_groups_launcher_without_gpus),
+        cmocka_unit_test(test_plan_preflight_dcgm_diag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

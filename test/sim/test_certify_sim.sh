@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# e2e test of the whole NVCRE chain on the simulated GPU cluster (issue 19;
+# docs/demo.md):
+#
+#   test_certify_sim.sh GPUREADY_SIM GPUREADY GPUREADY_MANAGER
+#
+# One 12-node H100 cluster (AWS shapes) with test/sim/data/certify-faults.yaml,
+# CRDs, LogProfiles and gpuready-manager; Certification → Workflow → Job →
+# TrainJob (real Trainer) → JobSet → Jobs → pods bound by the real scheduler
+# on KWOK nodes → simulator logs → status → report. Cases, sharing the cluster:
+#  (a) a clean certification of gpu-node-01..08 (dcgm-level1 + nccl-all-reduce)
+#      succeeds, every node passed in both categories; during it (c) the
+#      manager is killed with SIGKILL once the first Jobs exist and started
+#      again: the run finishes and no NVCRE Job, TrainJob or JobSet is
+#      duplicated (one TrainJob and one JobSet per Job, one Job per group);
+#  (b) a certification of every node catches the injected faults: DCGM fails
+#      on gpu-node-09 (reason and the diagnostic's failure log in the report),
+#      gpu-node-11 cordoned mid-run fails the DCGM category, and the slow node's
+#      NCCL log (read through the API server) reports its low bus bandwidth;
+#  (d) deleting a Certification while its pods run removes every pod, Job,
+#      TrainJob and Workflow it started.
+# Exit 77 (skipped) with GR_SKIP_INTEGRATION=1 or GR_SKIP_E2E=1.
+set -euo pipefail
+trap 'echo "FAIL: line $LINENO: $BASH_COMMAND exited $?" >&2' ERR
+
+helper=${1:?usage: test_certify_sim.sh GPUREADY_SIM GPUREADY GPUREADY_MANAGER}
+gpuready=${2:?gpuready}
+manager=${3:?gpuready-manager}
+here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd -- "$here/../.." && pwd)
+
+for v in GR_SKIP_INTEGRATION GR_SKIP_E2E; do
+  case ${!v:-0} in
+    1|true|TRUE|yes|YES|on|ON) echo "SKIPPED: e2e tests disabled by $v"; exit 77 ;;
+  esac
+done
+
+# Waits bound a hang only; scaled for a loaded machine (HACKING.md § Tests).
+scale=${GR_TEST_TIMEOUT_SCALE:-1}
+[[ $scale =~ ^[1-9][0-9]*$ ]] || scale=1
+W=$((600 * scale))
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/gr-certify-e2e.XXXXXX")
+dir=$work/cluster
+failures=0
+mgr_pid=
+fail() { printf 'FAIL: %s\n' "$*" >&2; failures=$((failures + 1)); }
+pass() { printf 'ok: %s\n' "$*"; }
+
+dump() {
+  echo "==== state for debugging ====" >&2
+  "$KUBECTL" get certifications,workflows,jobs.nvcre.nvidia.com,trainjobs,jobsets,pods -A -o wide >&2 2>&1 || true
+  "$KUBECTL" get events -A --sort-by=.lastTimestamp 2>&1 | tail -n 40 >&2 || true
+  local f
+  for f in "$dir"/logs/*.log; do
+    [[ -s $f ]] || continue
+    printf '==== %s (last 30 lines) ====\n' "$f" >&2
+    tail -n 30 "$f" >&2
+  done
+}
+
+stop_manager() {
+  if [[ -n $mgr_pid ]]; then
+    kill "$mgr_pid" 2>/dev/null || true
+    wait "$mgr_pid" 2>/dev/null || true
+    mgr_pid=
+  fi
+}
+
+cleanup() {
+  local rc=$?
+  if ((rc != 0 || failures != 0)) && [[ -d $dir ]]; then dump; fi
+  stop_manager
+  "$root/scripts/cluster" down "$dir" >/dev/null 2>&1 || true
+  rm -rf -- "$work"
+  exit "$rc"
+}
+trap cleanup EXIT
+
+KUBECTL=kubectl
+GR_SIM_HELPER=$helper "$root/scripts/cluster" up --ttl $((1800 * scale)) --timeout $W \
+  --gpu-nodes 12 --platform aws --gpu h100 --fault-spec "$here/data/certify-faults.yaml" "$dir"
+eval "$("$root/scripts/cluster" env "$dir")"
+KUBECTL=$GR_KUBECTL
+k() { "$KUBECTL" "$@"; }
+g() { local cmd=$1; shift; "$gpuready" "$cmd" --kubeconfig "$GR_KUBECONFIG_ADMIN" "$@"; }
+
+# wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds.
+wait_for() {
+  local secs=$1 what=$2 end=$((SECONDS + $1))
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    if ((SECONDS >= end)); then fail "$what (not within ${secs}s)"; return 1; fi
+    sleep 1
+  done
+  pass "$what"
+}
+
+k apply --server-side -f "$root/deploy/crds/" >/dev/null
+crds_established() {
+  k wait --for=condition=Established --timeout=5s crd certifications.nvcre.nvidia.com \
+    workflows.nvcre.nvidia.com jobs.nvcre.nvidia.com logprofiles.nvcre.nvidia.com \
+    bandwidthmeasurements.nvcre.nvidia.com goodputmeasurements.nvcre.nvidia.com
+}
+wait_for $W "NVCRE CRDs established" crds_established
+k apply --server-side -f "$root/deploy/logprofiles/" >/dev/null
+
+probe=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+start_manager() {
+  "$manager" --kubeconfig "$GR_KUBECONFIG_ADMIN" --health-probe-bind-address "127.0.0.1:$probe" \
+    >>"$dir/logs/gpuready-manager.log" 2>&1 &
+  mgr_pid=$!
+  wait_for $W "gpuready-manager ready ($1)" curl -sf "http://127.0.0.1:$probe/readyz"
+}
+start_manager "first start"
+
+# cert_state NS NAME: the True condition's type (Succeeded, Failed, InProgress)
+cert_state() {
+  k -n "$1" get certification "$2" \
+    -o 'jsonpath={range .status.conditions[?(@.status=="True")]}{.type}{end}' 2>/dev/null
+}
+cert_done() { local s; s=$(cert_state "$1" "$2"); [[ $s == Succeeded || $s == Failed ]]; }
+count() { k -n "$1" get "$2" ${3:+-l "$3"} -o name 2>/dev/null | grep -c . || true; }
+
+# ---- (a) clean run of gpu-node-01..08, (c) with a SIGKILL of the manager mid-run
+ns=e2e-clean
+k create namespace "$ns" >/dev/null
+k -n "$ns" apply -f - >/dev/null <<'EOF'
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata:
+  name: clean
+spec:
+  target:
+    nodeNames: [gpu-node-01, gpu-node-02, gpu-node-03, gpu-node-04,
+                gpu-node-05, gpu-node-06, gpu-node-07, gpu-node-08]
+  testScale: intra-node
+  categories:
+  - {domain: diagnostics, variant: dcgm-level1}
+  - {domain: communication, variant: nccl-all-reduce}
+EOF
+have_jobs() { (($(count "$ns" jobs.nvcre.nvidia.com) > 0)); }
+wait_for $W "(c) the clean run's first NVCRE Jobs exist" have_jobs
+kill -9 "$mgr_pid"
+wait "$mgr_pid" 2>/dev/null || true
+mgr_pid=
+pass "(c) gpuready-manager killed with SIGKILL mid-run ($(count "$ns" jobs.nvcre.nvidia.com) Jobs, $(count "$ns" pods) pods)"
+start_manager "after SIGKILL"
+wait_for $W "(a) the clean certification finished" cert_done "$ns" clean
+state=$(cert_state "$ns" clean)
+[[ $state == Succeeded ]] && pass "(a) clean 8-node certification Succeeded" \
+  || fail "(a) clean certification: $state, want Succeeded"
+report=$(g report -n "$ns" clean -o json)
+passed=$(jq '[.categories[] | .nodes[]? | select(.result == "Succeeded")] | length' <<<"$report")
+cats=$(jq -r '[.categories[] | "\(.domain)/\(.variant)=\(.status)"] | join(" ")' <<<"$report")
+[[ $passed == 16 ]] && pass "(a) report: 8 nodes passed in each of 2 categories ($cats)" \
+  || fail "(a) report: $passed node results passed, want 16 ($cats)"
+# (c) no duplicates: one Job per group of each Workflow, one TrainJob and one
+# JobSet per Job, every TrainJob named after its Job.
+dups=0
+for wf in $(k -n "$ns" get workflows -o jsonpath='{.items[*].metadata.name}'); do
+  groups=$(k -n "$ns" get workflow "$wf" -o jsonpath='{.status.orchestration.totalGroups}')
+  jobs=$(count "$ns" jobs.nvcre.nvidia.com "nvcre.nvidia.com/workflow=$wf")
+  [[ -n $groups && $jobs == "$groups" ]] || { fail "(c) Workflow $wf: $jobs Jobs for ${groups:-?} groups"; dups=1; }
+done
+njobs=$(count "$ns" jobs.nvcre.nvidia.com)
+ntj=$(count "$ns" trainjobs)
+njs=$(count "$ns" jobsets)
+[[ $njobs == 16 && $ntj == "$njobs" && $njs == "$njobs" ]] || {
+  fail "(c) $njobs NVCRE Jobs, $ntj TrainJobs, $njs JobSets (want 16 each)"
+  dups=1
+}
+for j in $(k -n "$ns" get jobs.nvcre.nvidia.com -o jsonpath='{.items[*].metadata.name}'); do
+  n=$(k -n "$ns" get trainjobs -o json | jq --arg j "$j" \
+    '[.items[] | select(.metadata.ownerReferences[]?.name == $j)] | length')
+  [[ $n == 1 ]] || { fail "(c) NVCRE Job $j owns $n TrainJobs"; dups=1; }
+done
+((dups)) || pass "(c) after the restart: 16 Jobs, 16 TrainJobs, 16 JobSets, one per group"
+
+# ---- (b) every node, faults injected
+ns=e2e-faults
+k create namespace "$ns" >/dev/null
+g certify -n "$ns" --name faults --category diagnostics/dcgm-level1 \
+  --category communication/nccl-all-reduce --set testScale=intra-node >/dev/null
+wait_for $W "(b) the faulty-cluster certification finished" cert_done "$ns" faults
+state=$(cert_state "$ns" faults)
+[[ $state == Failed ]] && pass "(b) certification Failed" || fail "(b) certification: $state, want Failed"
+report=$(g report -n "$ns" faults -o json)
+node_result() { # category node -> "result reason"
+  jq -r --arg c "$1" --arg n "$2" \
+    '.categories[] | select("\(.domain)/\(.variant)" == $c) | .nodes[]? | select(.node == $n) | "\(.result) \(.reason) \(.message)"' \
+    <<<"$report"
+}
+# JOB-76: a failed node's reason is WorkloadFailed (its workload failed) or
+# HardwareFailureDetected (the node health monitor: cordoned mid-run).
+r=$(node_result diagnostics/dcgm-level1 gpu-node-09)
+[[ $r == "Failed WorkloadFailed "* ]] && pass "(b) DCGM failure caught on gpu-node-09: ${r:0:160}" \
+  || fail "(b) gpu-node-09 in dcgm-level1: '$r', want Failed WorkloadFailed"
+jq -e '.categories[] | select(.variant == "dcgm-level1") | .failureLogs[]?.tail | tostring
+       | select(contains("Page Retirement/Row Remap"))' <<<"$report" >/dev/null \
+  && pass "(b) the report carries the DCGM failure log (Page Retirement/Row Remap)" \
+  || fail "(b) no DCGM failure log naming Page Retirement/Row Remap in the report"
+r=$(node_result diagnostics/dcgm-level1 gpu-node-11)
+[[ $r == "Failed HardwareFailureDetected "* ]] && pass "(b) gpu-node-11 cordoned mid-run fails dcgm-level1: ${r:0:160}" \
+  || fail "(b) gpu-node-11 (cordoned mid-run) in dcgm-level1: '$r', want Failed HardwareFailureDetected"
+bad=$(jq -r '[.categories[] | select(.variant == "dcgm-level1") | .nodes[]?
+              | select(.result != "Succeeded") | .node] | sort | join(" ")' <<<"$report")
+[[ $bad == "gpu-node-09 gpu-node-11" ]] && pass "(b) dcgm-level1 failed exactly gpu-node-09 and gpu-node-11" \
+  || fail "(b) dcgm-level1 failed nodes: '$bad', want 'gpu-node-09 gpu-node-11'"
+r=$(node_result communication/nccl-all-reduce gpu-node-11)
+[[ -z $r ]] && pass "(b) nccl-all-reduce left the cordoned gpu-node-11 out" \
+  || fail "(b) nccl-all-reduce ran on cordoned gpu-node-11: '$r'"
+# The slow node: its NCCL run's log, read through the API server and KWOK,
+# reports its low bus bandwidth (the BandwidthMeasurement threshold turns
+# that into a failed node: docs/demo.md).
+avg_bw() { # node -> the "# Avg bus bandwidth" of the launcher of that node's NCCL Job
+  local job pod
+  job=$(k -n "$ns" get jobs.nvcre.nvidia.com -l nvcre.nvidia.com/catalog-test=all_reduce -o json |
+    jq -r --arg n "$1" '.items[] | select(.metadata.annotations["nvcre.nvidia.com/group-nodes"] == $n) | .metadata.name')
+  pod=$(k -n "$ns" get pods -l "jobset.sigs.k8s.io/jobset-name=$job-workload,jobset.sigs.k8s.io/replicatedjob-name=launcher" \
+    -o jsonpath='{.items[0].metadata.name}')
+  k -n "$ns" logs "$pod" | sed -n 's/^# Avg bus bandwidth *: *\([0-9.]*\).*/\1/p'
+}
+slow=$(avg_bw gpu-node-10 || true)
+ok=$(avg_bw gpu-node-01 || true)
+if [[ -n $slow && -n $ok ]] && awk -v s="$slow" -v o="$ok" 'BEGIN { exit !(s > 0 && s < 100 && o > 3 * s) }'; then
+  pass "(b) slow gpu-node-10: all_reduce avg busbw $slow GB/s vs $ok GB/s on gpu-node-01"
+else
+  fail "(b) avg busbw: gpu-node-10 '$slow', gpu-node-01 '$ok' (want < 100 and a third of the healthy one)"
+fi
+
+# ---- (d) deleting a Certification removes every pod it started
+ns=e2e-delete
+k create namespace "$ns" >/dev/null
+g certify -n "$ns" --name del --category diagnostics/dcgm-level1 --set testScale=intra-node >/dev/null
+have_running() { (($(k -n "$ns" get pods --field-selector=status.phase=Running -o name | grep -c .) > 0)); }
+wait_for $W "(d) the certification's pods run" have_running
+pass "(d) deleting it with $(count "$ns" pods) pods, $(count "$ns" jobs.nvcre.nvidia.com) Jobs"
+k -n "$ns" delete certification del --wait=false >/dev/null
+gone() {
+  [[ $(count "$ns" certifications) == 0 && $(count "$ns" workflows) == 0 &&
+     $(count "$ns" jobs.nvcre.nvidia.com) == 0 && $(count "$ns" trainjobs) == 0 &&
+     $(count "$ns" jobsets) == 0 && $(count "$ns" jobs.batch) == 0 && $(count "$ns" pods) == 0 ]]
+}
+wait_for $W "(d) the Certification, its Workflows, Jobs, TrainJobs, JobSets and every pod are gone" gone
+
+((failures == 0)) || { echo "$failures check(s) failed" >&2; exit 1; }
+echo "all checks passed"
