@@ -68,6 +68,10 @@ cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
   if ((!passed)) && [[ -f $DIR/cluster.env ]]; then
+    if [[ -s $WORK/audit.log ]]; then
+      echo "---- requests of the manager the API server forbade (audit log)" >&2
+      forbidden_summary >&2
+    fi
     for i in 0 1; do
       echo "---- manager $i log" >&2
       tail -n 30 "$WORK/manager-$i.log" >&2 2>/dev/null || true
@@ -82,6 +86,12 @@ cleanup() {
 trap cleanup EXIT
 
 SA_USER="system:serviceaccount:$NS:nvcre-manager"
+# verb group/resource[/subresource] ns/name: message, one line per kind of
+# forbidden request, with its count.
+forbidden_summary() {
+  jq -r 'select(.responseStatus.code == 403) | "\(.verb) \(.objectRef.apiGroup // "core")/\(.objectRef.resource)\(if .objectRef.subresource then "/" + .objectRef.subresource else "" end) \(.objectRef.namespace // "-")/\(.objectRef.name // "-"): \(.responseStatus.message // "" | .[0:200])"' \
+    "$WORK/audit.log" | sort | uniq -c
+}
 cat >"$WORK/audit-policy.yaml" <<EOF
 apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -285,8 +295,7 @@ pids=()
 [[ -s $WORK/audit.log ]] || die "no audit log (the API server's --audit-log-path)"
 n=$(jq -s 'length' "$WORK/audit.log")
 ((n > 50)) || die "only $n audited requests of $SA_USER: the manager did not run as the ServiceAccount"
-jq -r 'select(.responseStatus.code == 403) | "\(.verb) \(.objectRef.apiGroup // "core")/\(.objectRef.resource)\(if .objectRef.subresource then "/" + .objectRef.subresource else "" end) \(.objectRef.namespace // "-")/\(.objectRef.name // "-"): \(.responseStatus.message // "" | .[0:200])"' \
-  "$WORK/audit.log" | sort | uniq -c >"$WORK/forbidden"
+forbidden_summary >"$WORK/forbidden"
 if [[ -s $WORK/forbidden ]]; then
   cat "$WORK/forbidden" >&2
   die "the chart's RBAC forbade $(wc -l <"$WORK/forbidden") kind(s) of request of the manager (above): grant them in charts/nvcre/templates/rbac.yaml"
