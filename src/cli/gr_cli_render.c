@@ -401,6 +401,11 @@ int gr_cli_render(int argc, char **argv, FILE *out, FILE *errf)
             json_array_append(docs_out, d);
         json_array_foreach(json_object_get(plan, "jobs"), i, d)
         {
+            /* Each Job's job-scoped dependencies (renamed) before it. */
+            size_t k;
+            json_t *jd;
+            json_array_foreach(json_array_get(json_object_get(plan, "jobDependencies"), i), k, jd)
+                json_array_append(docs_out, jd);
             json_array_append(docs_out, d);
             json_array_append_new(docs_out, render_trainjob(d));
         }

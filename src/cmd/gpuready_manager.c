@@ -139,7 +139,7 @@ static void usage(FILE *f)
         "  --measurement-max-concurrent-reconciles N\n"
         "                                        GoodputMeasurement, BandwidthMeasurement "
         "workers (default 5)\n"
-        "  --namespace NS                        watch only NS (repeatable; none = all "
+        "  --namespace NS                        watch only NS (once; none = all "
         "namespaces)\n"
         "  --controllers LIST                    which controllers run (default \"*\"): "
         "comma-separated\n"
@@ -294,9 +294,15 @@ static int parse_flags(int argc, char **argv, flags *f)
         else if (strcmp(name, "--namespace") == 0) {
             if (!*v)
                 continue; /* --namespace= : all namespaces */
-            if (f->nnamespaces >= MAX_NAMESPACES)
-                return bad("too many --namespace flags (at most %s)%s", "64", "");
-            f->namespaces[f->nnamespaces++] = v;
+            if (f->nnamespaces == 1 && strcmp(f->namespaces[0], v) != 0)
+                /* The controllers' informers watch one namespace or all:
+                 * refuse rather than silently watch every namespace. */
+                return bad("--namespace given twice (\"%s\" and \"%s\"): a manager watches one "
+                           "namespace or all of them; run one manager per namespace, or omit "
+                           "--namespace to watch all",
+                           f->namespaces[0], v);
+            if (f->nnamespaces == 0 && f->nnamespaces < MAX_NAMESPACES)
+                f->namespaces[f->nnamespaces++] = v;
         } else if (strcmp(name, "--kubeconfig") == 0)
             f->kubeconfig = v;
         else if (strcmp(name, "--zap-log-level") == 0)

@@ -14,6 +14,7 @@
  *   gr_measure_goodput_*   goodput accounting from parsed events
  *   gr_measure_bw_*        NCCL-tests rows → per size running averages
  *   gr_measure_threshold_* thresholds as CEL over `value`
+ *   gr_measure_*_metrics_render  the §6.3 gauges (Prometheus text)
  *
  * Memory: every object returned through an `**out` parameter is the
  * caller's and is released with the matching _free(); strings returned by
@@ -31,6 +32,7 @@
 
 #include <jansson.h>
 
+#include "gr_buf.h"
 #include "gr_err.h"
 
 /* ------------------------------------------------------------ limits */
@@ -384,5 +386,32 @@ typedef struct gr_measure_result {
 int gr_measure_threshold_eval(const json_t *thresholds, const gr_measure_values *v,
                               int64_t succeeded_ns, int64_t timeout_ns, int64_t now_ns,
                               gr_measure_result *out, gr_err *err);
+
+/* ------------------------------------------------------------ metrics */
+
+/* One measurement for the gauges of fact sheet §6.3 (all borrowed). */
+typedef struct gr_measure_metric_row {
+    const char *ns, *name; /* the measurement's namespace and name */
+    const char *job;       /* spec.jobRef.name */
+    const char *workflow;  /* the Job's nvcre.nvidia.com/workflow label, "" when none */
+    const char *test_type; /* BandwidthMeasurement spec.testType ("" when unset) */
+    const json_t *status;  /* the measurement's status */
+} gr_measure_metric_row;
+
+/*
+ * Append the goodput gauges (Prometheus text 0.0.4): nvcre_goodput_ratio,
+ * _avg_tflops_per_gpu, _training_time_seconds, _reschedule_time_seconds,
+ * _resume_time_seconds, _checkpoint_save_time_seconds, _warmup_time_seconds,
+ * _non_warmup_time_seconds, _avg_step_time_seconds, _lost_work_time_seconds,
+ * labels {namespace, measurement, job, workflow}; a series only for a status
+ * field that holds a number. HELP and TYPE lines are always written.
+ * GR_ETOOBIG at out's cap.
+ */
+int gr_measure_goodput_metrics_render(const gr_measure_metric_row *rows, size_t n, gr_buf *out);
+
+/* Append nvcre_nccl_algbw_gbs / nvcre_nccl_busbw_gbs (and the deprecated
+ * _gbps twins, same values) per status.results entry, labels {namespace,
+ * measurement, job, workflow, nccl_test, message_size_bytes}. */
+int gr_measure_bw_metrics_render(const gr_measure_metric_row *rows, size_t n, gr_buf *out);
 
 #endif

@@ -602,6 +602,85 @@ static size_t map_job(void *ctx, const json_t *obj, char (*keys)[GR_KUBE_KEY_MAX
     return 1;
 }
 
+/* ------------------------------------------------------------ metrics */
+
+/* The workflow label of a measurement: its Job's nvcre.nvidia.com/workflow
+ * label, else its controller owner when that is a Workflow, else "". */
+static void workflow_of(mctl *mc, const json_t *m, const char *ns, const char *job, char *out,
+                        size_t cap)
+{
+    out[0] = '\0';
+    char key[512];
+    json_t *j = NULL;
+    if (job && snprintf(key, sizeof key, "%s/%s", ns, job) < (int)sizeof key &&
+        gr_kube_cache_get(mc->jobs, key, &j, NULL) == GR_OK) {
+        const char *w = jstr(json_object_get(json_object_get(j, "metadata"), "labels"),
+                             "nvcre.nvidia.com/workflow");
+        if (w) {
+            snprintf(out, cap, "%s", w);
+        }
+        json_decref(j);
+        if (out[0]) {
+            return;
+        }
+    }
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(json_object_get(m, "metadata"), "ownerReferences"), i, r)
+    {
+        const char *kind = jstr(r, "kind"), *name = jstr(r, "name");
+        if (json_is_true(json_object_get(r, "controller")) && kind && name &&
+            strcmp(kind, "Workflow") == 0) {
+            snprintf(out, cap, "%s", name);
+        }
+    }
+}
+
+/* §6.3 gauges of every measurement in the cache, on each /metrics scrape. */
+static int metrics_cb(void *ctx, gr_buf *out)
+{
+    mctl *mc = ctx;
+    json_t *all = NULL;
+    if (gr_kube_cache_list(mc->meas, NULL, NULL, &all, NULL) != GR_OK) {
+        all = json_array();
+    }
+    size_t n = json_array_size(all);
+    gr_measure_metric_row *rows = calloc(n ? n : 1, sizeof *rows);
+    char(*wf)[256] = calloc(n ? n : 1, sizeof *wf);
+    if (!rows || !wf) {
+        free(rows);
+        free(wf);
+        json_decref(all);
+        return GR_ENOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *m = json_array_get(all, i);
+        const json_t *md = json_object_get(m, "metadata");
+        const json_t *spec = json_object_get(m, "spec");
+        const char *ns = jstr(md, "namespace"), *name = jstr(md, "name");
+        const char *job = jstr(json_object_get(spec, "jobRef"), "name");
+        if (!ns || !name) {
+            continue;
+        }
+        workflow_of(mc, m, ns, job, wf[k], sizeof wf[k]);
+        const char *tt = jstr(spec, "testType");
+        rows[k] = (gr_measure_metric_row){.ns = ns,
+                                          .name = name,
+                                          .job = job ? job : "",
+                                          .workflow = wf[k],
+                                          .test_type = tt ? tt : "",
+                                          .status = json_object_get(m, "status")};
+        k++;
+    }
+    int rc = mc->bandwidth ? gr_measure_bw_metrics_render(rows, k, out)
+                           : gr_measure_goodput_metrics_render(rows, k, out);
+    free(rows);
+    free(wf);
+    json_decref(all);
+    return rc;
+}
+
 static void mctl_free(void *p)
 {
     mctl *mc = p;
@@ -656,6 +735,9 @@ static int add_one(gr_kube_mgr *m, int bandwidth, int workers, gr_kube_cache *jo
     }
     if (rc == GR_OK) {
         rc = gr_kube_ctl_need(ctl, pods, err);
+    }
+    if (rc == GR_OK) {
+        rc = gr_kube_mgr_add_metrics(m, metrics_cb, mc, err);
     }
     return rc;
 }

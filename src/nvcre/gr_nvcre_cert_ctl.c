@@ -65,6 +65,47 @@ static json_t *workflows_in(gr_nvcre_cert_ctl *c, const char *ns, gr_err *err)
     return out;
 }
 
+/* The Workflow informer and the Certification informer are separate watches:
+ * right after this controller created a Workflow and recorded its workflowRef,
+ * the Certification cache can already hold the ref while the Workflow cache
+ * does not yet hold the Workflow. The step would read that as "deleted" and
+ * fail the category. So every referenced Workflow missing from the cache is
+ * read live once; only a 404 there means it is gone. */
+static int add_missing_refs(gr_nvcre_cert_ctl *c, const json_t *cert, json_t *wfs, gr_err *err)
+{
+    const char *ns = meta(cert, "namespace");
+    const json_t *css = json_object_get(json_object_get(cert, "status"), "categoryStatuses");
+    size_t i, j;
+    json_t *cs, *w;
+    json_array_foreach(css, i, cs)
+    {
+        const char *ref =
+            json_string_value(json_object_get(json_object_get(cs, "workflowRef"), "name"));
+        if (!ref)
+            continue;
+        bool seen = false;
+        json_array_foreach(wfs, j, w)
+        {
+            const char *n = meta(w, "name");
+            if (n && !strcmp(n, ref)) {
+                seen = true;
+                break;
+            }
+        }
+        if (seen)
+            continue;
+        json_t *live = NULL;
+        gr_kube_status st;
+        int rc = gr_kube_get(c->c, &GVR_WORKFLOWS, ns, ref, NULL, &live, &st, err);
+        if (rc == GR_ENOTFOUND)
+            continue;
+        if (rc != GR_OK)
+            return rc;
+        json_array_append_new(wfs, live);
+    }
+    return GR_OK;
+}
+
 static int handle_deletion(gr_nvcre_cert_ctl *c, const json_t *cert, int64_t *requeue, gr_err *err)
 {
     const char *ns = meta(cert, "namespace"), *name = meta(cert, "name"), *uid = meta(cert, "uid");
@@ -126,6 +167,12 @@ static int reconcile(void *ctx, const char *key, int64_t *requeue_after_ns, gr_e
         json_decref(wfs);
         json_decref(cert);
         return wfs ? rc : (err ? err->code : GR_ENOMEM);
+    }
+    if ((rc = add_missing_refs(c, cert, wfs, err)) != GR_OK) {
+        json_decref(nodes);
+        json_decref(wfs);
+        json_decref(cert);
+        return rc;
     }
     gr_nvcre_cert_input in = {cert, nodes, wfs, c->catalog, gr_kube_now_ns()};
     gr_nvcre_cert_plan plan;

@@ -415,6 +415,13 @@ static int restart(step_ctx *x)
     char msg[256];
     snprintf(msg, sizeof msg, GR_NVCRE_MSG_RESTARTING_FMT, (int)count, x->o->max_restarts);
     int rc = exclusive(x, GR_NVCRE_COND_IN_PROGRESS, GR_NVCRE_REASON_WORKLOAD_RESTARTING, msg);
+    /* Every restart gets its Event, also when InProgress stays True (one
+     * WorkloadRestarting Event per restart, as upstream's fixtures count). */
+    x->out->phase_event = 1;
+    snprintf(x->out->event_type, sizeof x->out->event_type, "%s", "Normal");
+    snprintf(x->out->event_reason, sizeof x->out->event_reason, "%s",
+             GR_NVCRE_REASON_WORKLOAD_RESTARTING);
+    fmt(x->out->event_msg, sizeof x->out->event_msg, "%s", msg);
     x->out->delete_workload = 1;
     int64_t rq = GR_NVCRE_JOB_RESTART_MIN_REQUEUE_NS;
     if (x->o->stall && 2 * x->o->stall->sample_interval_ns > rq)

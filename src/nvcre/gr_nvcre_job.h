@@ -19,6 +19,9 @@
  *   failure    gr_nvcre_job_failure_pick(), gr_nvcre_job_log_tail(),
  *              gr_nvcre_job_failure_log()
  *   metrics    gr_nvcre_job_metrics_render()
+ *   measure    gr_nvcre_job_build_measurement()  <job>-goodput / <job>-bandwidth
+ *              gr_nvcre_job_stall_from()         stall inputs from the GoodputMeasurement
+ *              gr_nvcre_job_thresholds_step()    ValidationFailed from the thresholds
  *
  * Times. Every function takes `now_ns` (nanoseconds since the Unix epoch).
  * Status timestamps are metav1.Time (RFC 3339, whole seconds), so the clock
@@ -42,6 +45,7 @@
 #include "gr_buf.h"
 #include "gr_cel.h"
 #include "gr_err.h"
+#include "gr_measure.h"
 
 #define GR_NVCRE_NS_PER_S INT64_C(1000000000)
 
@@ -391,5 +395,77 @@ const char *gr_nvcre_job_metric_state(const json_t *status);
  * (GR_ETOOBIG at its cap). Label values are escaped. */
 int gr_nvcre_job_metrics_render(const gr_nvcre_job_metric_row *rows, size_t n,
                                 const gr_nvcre_job_counters *c, gr_buf *out);
+
+/* ------------------------------------------------------- measurements
+ * (issue 18, gr_nvcre_job_meas.c; docs/measurements.md § For the Job
+ * controller). */
+
+typedef enum gr_nvcre_meas_kind {
+    GR_NVCRE_MEAS_GOODPUT = 0,
+    GR_NVCRE_MEAS_BANDWIDTH,
+} gr_nvcre_meas_kind;
+
+/* "<job>-goodput" / "<job>-bandwidth" truncated to 63 (gr_nvcre_truncate_name,
+ * §1.2). GR_EINVAL for an empty or absurdly long job name. */
+int gr_nvcre_job_measurement_name(const char *job, gr_nvcre_meas_kind k, char out[64]);
+/* The Job spec field that asks for it: "goodputMeasurement" | "bandwidthMeasurement". */
+const char *gr_nvcre_job_measurement_field(gr_nvcre_meas_kind k);
+
+/*
+ * The GoodputMeasurement / BandwidthMeasurement the Job `job` (borrowed; as
+ * read from the API: metadata.name, namespace, uid) asks for with
+ * spec.goodputMeasurement / spec.bandwidthMeasurement (§1.2, §3.11): name
+ * gr_nvcre_job_measurement_name(), the Job's namespace, labels
+ * {app.kubernetes.io/managed-by: nvcre, nvcre.nvidia.com/job: <job>}, one
+ * controller ownerReference to the Job's controlling Workflow when it has one,
+ * else to the Job; spec {jobRef {apiGroup nvcre.nvidia.com, kind Job, name},
+ * logProfileRef, sampleInterval (when set), testType (bandwidth, when set)}.
+ * *out is the caller's; NULL (with GR_OK) when the spec does not ask for it.
+ * GR_EINVAL names the field; GR_ENOMEM.
+ */
+int gr_nvcre_job_build_measurement(const json_t *job, gr_nvcre_meas_kind k, json_t **out,
+                                   gr_err *err);
+
+/* 1 when measurement `m` (borrowed) has spec.jobRef naming Job `job`. */
+int gr_nvcre_job_measurement_for(const json_t *m, const char *job);
+
+/* Stall-detection inputs (§3.5) from the Job spec (stallMultiplier,
+ * startupStallTimeoutSeconds) and its GoodputMeasurement's view (v NULL or
+ * !v->exists: inactive, stall_multiplier 0). The sample interval is filled
+ * whenever the GoodputMeasurement exists (the restart requeue uses it). */
+void gr_nvcre_job_stall_from(const json_t *spec, const gr_measure_gm_view *v,
+                             gr_nvcre_job_stall_in *out);
+
+/* 1 when the Job awaits its threshold verdict: spec.thresholds non-empty,
+ * Succeeded True and no ValidationFailed condition yet. */
+int gr_nvcre_job_thresholds_pending(const json_t *spec, const json_t *status);
+
+typedef struct gr_nvcre_job_verdict {
+    int changed;        /* status was modified (ValidationFailed set) */
+    int pending;        /* data missing within measurementTimeout: requeue */
+    int event;          /* record an Event: */
+    char event_type[8]; /* "Normal" (ThresholdsMet) | "Warning" */
+    char event_reason[64];
+    char event_msg[GR_NVCRE_EVENT_NOTE_MAX + 1];
+    int64_t requeue_ns; /* pending: when to look again */
+} gr_nvcre_job_verdict;
+
+/*
+ * The threshold verdict of a Succeeded Job (§3.9) when
+ * gr_nvcre_job_thresholds_pending(); otherwise nothing. gm / bm: the Job's
+ * measurements (borrowed, NULL when none); only Complete=True ones count
+ * (#404), so a running measurement keeps the verdict pending. Missing data
+ * is pending until the Succeeded condition's lastTransitionTime is older
+ * than spec.measurementTimeout (default 5m), then
+ * ValidationFailed=True/MeasurementTimeout. Pass → ValidationFailed=False/
+ * ThresholdsMet; a violated threshold, unknown key or invalid expression →
+ * ValidationFailed=True with the §3.9 reason and message, and the nodes of
+ * `group_nodes` (the nvcre.nvidia.com/group-nodes annotation, may be NULL)
+ * enter failedNodes with reason ThresholdViolation. `status` is modified in
+ * place. GR_EINVAL (spec.measurementTimeout unparsable), GR_ENOMEM.
+ */
+int gr_nvcre_job_thresholds_step(const json_t *spec, json_t *status, const json_t *gm,
+                                 const json_t *bm, const char *group_nodes, int64_t generation,
+                                 int64_t now_ns, gr_nvcre_job_verdict *out, gr_err *err);
 
 #endif

@@ -22,16 +22,22 @@
 #define FIELD_MANAGER "nvcre-job-controller"
 #define IDX_JOB       "nvcre-job"
 #define IDX_NODE      "node"
+#define IDX_JOBREF    "jobref"
 #define LOG_FILE_MAX  ((size_t)64 * 1024 * 1024) /* a case's pod log file */
 #define DRAIN_REQUEUE (2 * GR_NVCRE_NS_PER_S)
 
 static const gr_kube_gvr JOBS = {GR_NVCRE_GROUP, GR_NVCRE_VERSION, GR_NVCRE_PLURAL_JOBS};
 static const gr_kube_gvr SSAR = {"authorization.k8s.io", "v1", "selfsubjectaccessreviews"};
+static const gr_kube_gvr MEAS[2] = {
+    {GR_NVCRE_GROUP, GR_NVCRE_VERSION, GR_NVCRE_PLURAL_GOODPUT_MEASUREMENTS},
+    {GR_NVCRE_GROUP, GR_NVCRE_VERSION, GR_NVCRE_PLURAL_BANDWIDTH_MEASUREMENTS},
+};
 
 struct gr_nvcre_job_ctl {
     gr_kube_mgr *m;
     gr_kube_client *c;
     gr_kube_cache *jobs, *workloads, *pods, *nodes;
+    gr_kube_cache *meas[2]; /* GoodputMeasurements, BandwidthMeasurements (issue 18) */
     gr_kube_ctl *ctl;
     gr_kube_events *events;
     const gr_nvcre_workload_adapter *adapter; /* the one workload kind today */
@@ -362,6 +368,10 @@ static void try_create(gr_nvcre_job_ctl *jc, const json_t *job, const char *key,
         if (gr_kube_get(jc->c, &jc->wl_gvr, ns, o->workload_name, NULL, &live, NULL, NULL) !=
             GR_OK) {
             o->create = GR_NVCRE_CREATE_TRANSIENT;
+        } else if (gr_nvcre_job_owns(live, uid) && gr_kube_is_deleting(live)) {
+            /* Our previous workload, deleted by a checkpoint restart: wait
+             * until it is gone, then create the new one. */
+            o->create = GR_NVCRE_CREATE_FOREIGN_DELETING;
         } else if (gr_nvcre_job_owns(live, uid)) {
             const char *wuid = sget(json_object_get(live, "metadata"), "uid", NULL);
             pthread_mutex_lock(&jc->mu);
@@ -444,6 +454,215 @@ static int finalize(gr_nvcre_job_ctl *jc, const json_t *job, const char *ns, con
     return rc == GR_ENOTFOUND ? GR_OK : rc;
 }
 
+/* ---- measurements (issue 18) -------------------------------------------
+ * The Job's side of GoodputMeasurement / BandwidthMeasurement, kept apart
+ * from the workload code above: creating them (§1.2, §3.11), reading the
+ * stall and checkpoint inputs (§3.5, §3.6), resetting the GoodputMeasurement
+ * on a checkpoint restart, and the threshold verdict (§3.9). The decisions
+ * are gr_nvcre_job_meas.c's. */
+
+static const char *const MEAS_KIND[2] = {GR_NVCRE_KIND_GOODPUT_MEASUREMENT,
+                                         GR_NVCRE_KIND_BANDWIDTH_MEASUREMENT};
+
+/* Measurement → its Job's key (spec.jobRef.name, same namespace). */
+static size_t map_measurement(void *ctx, const json_t *obj, char (*keys)[GR_KUBE_KEY_MAX],
+                              size_t max)
+{
+    (void)ctx;
+    const char *ns = sget(json_object_get(obj, "metadata"), "namespace", NULL);
+    const char *job = sget(json_object_get(json_object_get(obj, "spec"), "jobRef"), "name", NULL);
+    if (!max || !ns || !job || !*job)
+        return 0;
+    return snprintf(keys[0], GR_KUBE_KEY_MAX, "%s/%s", ns, job) < GR_KUBE_KEY_MAX ? 1 : 0;
+}
+
+/* The Job's measurement of kind k from the cache (caller decrefs) or NULL:
+ * "<job>-goodput" / "<job>-bandwidth" when it references the Job, else the
+ * first (by name) of the namespace whose spec.jobRef names it (§3.5:
+ * "auto-created, or found by list"). */
+static json_t *meas_find(gr_nvcre_job_ctl *jc, gr_nvcre_meas_kind k, const char *ns,
+                         const char *job)
+{
+    char mname[GR_NVCRE_MAX_K8S_NAME_LEN + 1], key[GR_KUBE_KEY_MAX];
+    json_t *m = NULL;
+    if (gr_nvcre_job_measurement_name(job, k, mname) == GR_OK &&
+        snprintf(key, sizeof key, "%s/%s", ns, mname) < (int)sizeof key &&
+        gr_kube_cache_get(jc->meas[k], key, &m, NULL) == GR_OK) {
+        if (gr_nvcre_job_measurement_for(m, job))
+            return m;
+        json_decref(m);
+        m = NULL;
+    }
+    json_t *all = NULL;
+    if (gr_kube_cache_list(jc->meas[k], IDX_JOBREF, job, &all, NULL) != GR_OK)
+        return NULL;
+    const char *best = NULL;
+    size_t i;
+    json_t *it;
+    json_array_foreach(all, i, it)
+    {
+        const json_t *md = json_object_get(it, "metadata");
+        const char *mns = sget(md, "namespace", NULL), *n = sget(md, "name", NULL);
+        if (mns && n && strcmp(mns, ns) == 0 && gr_nvcre_job_measurement_for(it, job) &&
+            (!best || strcmp(n, best) < 0)) {
+            best = n;
+            m = it;
+        }
+    }
+    if (m)
+        json_incref(m);
+    json_decref(all);
+    return m;
+}
+
+/* Create the measurements spec.goodputMeasurement / bandwidthMeasurement
+ * ask for, unless the cache has them; AlreadyExists is success (a restart
+ * of the manager, a cache behind the server). Failures are a Warning Event
+ * MeasurementCreationError and never stop the Job's reconcile (§3.1). */
+static void meas_ensure(gr_nvcre_job_ctl *jc, const json_t *job, const char *ns, const char *name)
+{
+    for (int k = GR_NVCRE_MEAS_GOODPUT; k <= GR_NVCRE_MEAS_BANDWIDTH; k++) {
+        const json_t *spec = json_object_get(job, "spec");
+        if (!json_is_object(json_object_get(spec, gr_nvcre_job_measurement_field(k))))
+            continue;
+        char mname[GR_NVCRE_MAX_K8S_NAME_LEN + 1], key[GR_KUBE_KEY_MAX];
+        json_t *have = NULL;
+        if (gr_nvcre_job_measurement_name(name, k, mname) == GR_OK &&
+            snprintf(key, sizeof key, "%s/%s", ns, mname) < (int)sizeof key &&
+            gr_kube_cache_get(jc->meas[k], key, &have, NULL) == GR_OK) {
+            json_decref(have);
+            continue;
+        }
+        json_t *obj = NULL;
+        gr_err err;
+        gr_err_clear(&err);
+        gr_kube_status st;
+        gr_kube_status_clear(&st);
+        int rc = gr_nvcre_job_build_measurement(job, k, &obj, &err);
+        if (rc == GR_OK && obj) {
+            gr_kube_opts ko = {.field_manager = FIELD_MANAGER};
+            rc = gr_kube_create(jc->c, &MEAS[k], ns, obj, &ko, NULL, &st, &err);
+            if (rc != GR_OK && st.reason == GR_KUBE_REASON_ALREADY_EXISTS)
+                rc = GR_OK;
+            if (rc == GR_OK)
+                gr_log(GR_LOG_INFO, MOD, "measurement created", GR_KV_STR("job", name),
+                       GR_KV_STR("namespace", ns), GR_KV_STR("kind", MEAS_KIND[k]),
+                       GR_KV_STR("name", mname), GR_KV_END);
+        }
+        json_decref(obj);
+        if (rc != GR_OK) {
+            char msg[GR_NVCRE_EVENT_NOTE_MAX + 1];
+            set_why(msg, sizeof msg, MEAS_KIND[k], st.message[0] ? st.message : err.msg);
+            char full[GR_NVCRE_EVENT_NOTE_MAX + 32];
+            snprintf(full, sizeof full, "Failed to ensure %s", msg);
+            snprintf(msg, sizeof msg, "%.*s", (int)(sizeof msg - 1), full);
+            gr_log(GR_LOG_WARN, MOD, "cannot create measurement", GR_KV_STR("job", name),
+                   GR_KV_STR("namespace", ns), GR_KV_STR("error", msg), GR_KV_END);
+            if (gr_kube_event(jc->events, job, "Warning", "MeasurementCreationError", msg, NULL) !=
+                GR_OK)
+                gr_log(GR_LOG_WARN, MOD, "cannot record event",
+                       GR_KV_STR("reason", "MeasurementCreationError"), GR_KV_END);
+        }
+    }
+}
+
+/* Stall and checkpoint-restart inputs from the Job's GoodputMeasurement:
+ * fills *stall and sets o->stall / o->restart_eligible. Returns the
+ * GoodputMeasurement (caller decrefs) or NULL. */
+static json_t *meas_observe(gr_nvcre_job_ctl *jc, const json_t *spec, const json_t *status,
+                            const char *ns, const char *name, gr_nvcre_job_stall_in *stall,
+                            gr_nvcre_job_obs *o)
+{
+    json_t *gm = meas_find(jc, GR_NVCRE_MEAS_GOODPUT, ns, name);
+    if (!gm)
+        return NULL;
+    gr_measure_gm_view v;
+    gr_measure_gm_view_from(gm, &v);
+    gr_nvcre_job_stall_from(spec, &v, stall);
+    o->stall = stall;
+    o->restart_eligible = gr_nvcre_job_restart_eligible(spec, status, v.last_checkpoint_step);
+    return gm;
+}
+
+/* §3.6: after a checkpoint restart the GoodputMeasurement forgets the last
+ * run's step clock (gr_measure_gm_restart_patch()), so the stall clocks
+ * start over and the resumed run is accounted as an interruption. */
+static void meas_restart_reset(gr_nvcre_job_ctl *jc, const json_t *gm, const char *ns,
+                               int64_t now_ns)
+{
+    const char *gname = sget(json_object_get(gm, "metadata"), "name", NULL);
+    json_t *patch = NULL;
+    gr_err err;
+    gr_err_clear(&err);
+    int rc = gname ? gr_measure_gm_restart_patch(gm, now_ns, &patch, &err) : GR_EINVAL;
+    if (rc == GR_OK) {
+        gr_kube_opts po = {.subresource = "status", .field_manager = FIELD_MANAGER};
+        rc = gr_kube_patch(jc->c, &MEAS[GR_NVCRE_MEAS_GOODPUT], ns, gname, GR_KUBE_PATCH_MERGE,
+                           patch, &po, NULL, NULL, &err);
+    }
+    json_decref(patch);
+    if (rc != GR_OK)
+        gr_log(GR_LOG_WARN, MOD, "cannot reset the GoodputMeasurement after a restart",
+               GR_KV_STR("namespace", ns), GR_KV_STR("name", gname ? gname : ""),
+               GR_KV_STR("error", err.msg), GR_KV_END);
+}
+
+/* A finished Job: the threshold verdict once it Succeeded (§3.9). */
+static int meas_thresholds(gr_nvcre_job_ctl *jc, json_t *job, json_t *status, int64_t *requeue,
+                           gr_err *err)
+{
+    const json_t *md = json_object_get(job, "metadata");
+    const json_t *spec = json_object_get(job, "spec");
+    if (!gr_nvcre_job_thresholds_pending(spec, status))
+        return GR_OK;
+    const char *ns = sget(md, "namespace", NULL), *name = sget(md, "name", NULL);
+    json_t *gm = meas_find(jc, GR_NVCRE_MEAS_GOODPUT, ns, name);
+    json_t *bm = meas_find(jc, GR_NVCRE_MEAS_BANDWIDTH, ns, name);
+    gr_nvcre_job_verdict v;
+    int rc = gr_nvcre_job_thresholds_step(
+        spec, status, gm, bm,
+        sget(json_object_get(md, "annotations"), GR_NVCRE_ANN_GROUP_NODES, NULL),
+        json_integer_value(json_object_get(md, "generation")), gr_kube_now_ns(), &v, err);
+    json_decref(gm);
+    json_decref(bm);
+    if (rc != GR_OK)
+        return rc;
+    if (v.pending) {
+        *requeue = v.requeue_ns;
+        return GR_OK;
+    }
+    if (!v.changed)
+        return GR_OK;
+    gr_kube_status st;
+    gr_kube_status_clear(&st);
+    rc = gr_kube_update_status(jc->c, &JOBS, ns, job, NULL, NULL, &st, err);
+    if (rc != GR_OK && st.reason == GR_KUBE_REASON_CONFLICT) {
+        *requeue = GR_NVCRE_JOB_REQUEUE_IMMEDIATE_NS;
+        return GR_OK;
+    }
+    if (rc != GR_OK)
+        return rc;
+    if (v.event &&
+        gr_kube_event(jc->events, job, v.event_type, v.event_reason, v.event_msg, NULL) != GR_OK)
+        gr_log(GR_LOG_WARN, MOD, "cannot record event", GR_KV_STR("reason", v.event_reason),
+               GR_KV_END);
+    return GR_OK;
+}
+
+/* The cached workload is not the one this process created last for the
+ * Job (its uid differs): after a checkpoint restart the cache can still
+ * hold the deleted previous run, whose Failed status must not count for
+ * the new one. The caller then reads the live object. */
+static int stale_workload(gr_nvcre_job_ctl *jc, const char *key, const json_t *w)
+{
+    const char *wuid = sget(json_object_get(w, "metadata"), "uid", NULL);
+    pthread_mutex_lock(&jc->mu);
+    const char *mine = json_string_value(json_object_get(jc->created, key));
+    int stale = mine && wuid && strcmp(mine, wuid) != 0;
+    pthread_mutex_unlock(&jc->mu);
+    return stale;
+}
+
 /* ---- the reconcile ---------------------------------------------------- */
 
 static void record(gr_nvcre_job_ctl *jc, const json_t *job, const char *type, const char *reason,
@@ -467,7 +686,11 @@ static int reconcile_job(gr_nvcre_job_ctl *jc, const char *key, json_t *job, int
         return gr_err_set(err, GR_EINVAL, "Job %s: bad metadata", key);
     json_t *status = json_object_get(job, "status");
     const char *ref_name = sget(status, GR_NVCRE_F_WORKLOAD_REF, "name");
-    const char *wl = ref_name ? ref_name : wname;
+    /* A copy: a checkpoint restart removes status.workloadRef, and the name
+     * is still needed to delete that workload afterwards. */
+    char wlbuf[254]; /* a DNS subdomain name */
+    snprintf(wlbuf, sizeof wlbuf, "%s", ref_name ? ref_name : wname);
+    const char *wl = wlbuf;
 
     if (gr_kube_is_deleting(job))
         return finalize(jc, job, ns, name, wl, requeue, err);
@@ -492,7 +715,7 @@ static int reconcile_job(gr_nvcre_job_ctl *jc, const char *key, json_t *job, int
         json_object_set_new(job, "status", status);
     }
     if (gr_nvcre_job_terminal(status))
-        return GR_OK; /* finished: nothing to watch (thresholds are another issue's seam) */
+        return meas_thresholds(jc, job, status, requeue, err); /* finished: only the verdict */
 
     gr_nvcre_job_obs o;
     memset(&o, 0, sizeof o);
@@ -527,19 +750,31 @@ static int reconcile_job(gr_nvcre_job_ctl *jc, const char *key, json_t *job, int
 
     char msg[GR_NVCRE_EVENT_NOTE_MAX + 1] = "";
     int rc = GR_OK;
+    gr_nvcre_job_stall_in stall;
+    json_t *gm = NULL;
+    if (json_object_get(status, GR_NVCRE_F_WORKLOAD_REF)) {
+        meas_ensure(jc, job, ns, name);
+        gm = meas_observe(jc, spec, status, ns, name, &stall, &o);
+    }
     if (!json_object_get(status, GR_NVCRE_F_WORKLOAD_REF)) {
         try_create(jc, job, key, &o, msg, sizeof msg);
     } else {
         char wkey[GR_KUBE_KEY_MAX];
         snprintf(wkey, sizeof wkey, "%s/%s", ns, wl);
         json_t *w = NULL;
-        if (gr_kube_cache_get(jc->workloads, wkey, &w, NULL) != GR_OK) {
+        if (gr_kube_cache_get(jc->workloads, wkey, &w, NULL) == GR_OK &&
+            stale_workload(jc, key, w)) {
+            json_decref(w); /* the previous run's object (a checkpoint restart) */
+            w = NULL;
+        }
+        if (!w) {
             /* A cache miss is not proof: confirm with the API (#384/#385). */
             gr_kube_status st;
             gr_kube_status_clear(&st);
             rc = gr_kube_get(jc->c, &jc->wl_gvr, ns, wl, NULL, &w, &st, err);
             if (rc != GR_OK && st.reason != GR_KUBE_REASON_NOT_FOUND) {
                 json_decref(pods);
+                json_decref(gm);
                 return rc;
             }
             rc = GR_OK;
@@ -569,8 +804,10 @@ static int reconcile_job(gr_nvcre_job_ctl *jc, const char *key, json_t *job, int
         json_object_get(status, GR_NVCRE_F_WORKLOAD_REF))
         hw_added = check_nodes(jc, job, pods, status, o.now_ns);
     json_decref(pods);
-    if (rc != GR_OK)
+    if (rc != GR_OK) {
+        json_decref(gm);
         return rc;
+    }
 
     int write = out.changed || out.want_failure_log || hw_added > 0;
     if (write) {
@@ -582,10 +819,13 @@ static int reconcile_job(gr_nvcre_job_ctl *jc, const char *key, json_t *job, int
              * re-enqueues the Job; decide again then (nothing was written,
              * so no Event either). */
             *requeue = GR_NVCRE_JOB_REQUEUE_IMMEDIATE_NS;
+            json_decref(gm);
             return GR_OK;
         }
-        if (rc != GR_OK)
+        if (rc != GR_OK) {
+            json_decref(gm);
             return rc;
+        }
     }
     if (!json_object_get(status, GR_NVCRE_F_WORKLOAD_REF) || gr_nvcre_job_terminal(status)) {
         pthread_mutex_lock(&jc->mu);
@@ -608,9 +848,23 @@ static int reconcile_job(gr_nvcre_job_ctl *jc, const char *key, json_t *job, int
     }
     if (out.delete_workload) {
         gr_kube_opts d = {.propagation = "Background"};
-        gr_kube_delete(jc->c, &jc->wl_gvr, ns, wl, &d, NULL, NULL, NULL);
+        gr_err derr;
+        gr_err_clear(&derr);
+        if (gr_kube_delete(jc->c, &jc->wl_gvr, ns, wl, &d, NULL, NULL, &derr) != GR_OK)
+            gr_log(GR_LOG_WARN, MOD, "cannot delete the workload for a restart",
+                   GR_KV_STR("job", name), GR_KV_STR("namespace", ns), GR_KV_STR("workload", wl),
+                   GR_KV_STR("error", derr.msg), GR_KV_END);
+        if (gm)
+            meas_restart_reset(jc, gm, ns, o.now_ns);
     }
     *requeue = out.requeue_ns;
+    /* A running Job with stall detection looks again every sample interval
+     * (the GoodputMeasurement's updates wake it too). */
+    if (gm && o.stall && o.stall->stall_multiplier > 0 && !gr_nvcre_job_terminal(status) &&
+        !out.delete_workload && *requeue > o.stall->sample_interval_ns &&
+        o.stall->sample_interval_ns > 0)
+        *requeue = o.stall->sample_interval_ns;
+    json_decref(gm);
     return GR_OK;
 }
 
@@ -691,6 +945,13 @@ int gr_nvcre_job_ctl_register(gr_kube_mgr *m, const gr_nvcre_job_ctl_opts *o,
                                &jc->pods, err);
     if (rc == GR_OK)
         rc = gr_kube_mgr_cache(m, &(gr_kube_cache_opts){.gvr = GR_KUBE_NODES}, &jc->nodes, err);
+    for (int k = 0; k < 2 && rc == GR_OK; k++) {
+        rc = gr_kube_mgr_cache(m, &(gr_kube_cache_opts){.gvr = MEAS[k], .ns = ns, .optional = true},
+                               &jc->meas[k], err);
+        if (rc == GR_OK)
+            rc = gr_kube_cache_add_index(jc->meas[k], IDX_JOBREF, gr_kube_index_field,
+                                         (void *)(uintptr_t) "spec.jobRef.name", err);
+    }
     if (rc == GR_OK)
         rc = gr_kube_cache_add_index(jc->pods, IDX_JOB, gr_kube_index_label,
                                      (void *)(uintptr_t)GR_NVCRE_LABEL_JOB, err);
@@ -714,6 +975,8 @@ int gr_nvcre_job_ctl_register(gr_kube_mgr *m, const gr_nvcre_job_ctl_opts *o,
         rc = gr_kube_ctl_watch(jc->ctl, jc->pods, map_pod, NULL, err);
     if (rc == GR_OK)
         rc = gr_kube_ctl_need(jc->ctl, jc->nodes, err);
+    for (int k = 0; k < 2 && rc == GR_OK; k++)
+        rc = gr_kube_ctl_watch(jc->ctl, jc->meas[k], map_measurement, NULL, err);
     if (rc == GR_OK)
         rc = gr_kube_cache_add_handlers(
             jc->nodes, &(gr_kube_handlers){.on_add = node_add, .on_update = node_update, .ctx = jc},

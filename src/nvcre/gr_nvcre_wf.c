@@ -579,16 +579,25 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static json_t *find_node(const json_t *nodes, const char *name)
+/* Nodes by name (O(1) lookups over thousands of nodes); values borrowed
+ * from the array. NULL on allocation failure (lookups then find nothing). */
+static json_t *node_index(const json_t *nodes)
 {
+    json_t *idx = json_object();
     size_t i;
     json_t *n;
     json_array_foreach(nodes, i, n)
     {
-        if (!strcmp(sget(path_get(n, "/metadata"), "name"), name))
-            return n;
+        const char *name = sget(path_get(n, "/metadata"), "name");
+        if (*name && idx && !json_object_get(idx, name))
+            json_object_set(idx, name, n);
     }
-    return NULL;
+    return idx;
+}
+
+static json_t *find_node(const json_t *idx, const char *name)
+{
+    return name ? json_object_get(idx, name) : NULL;
 }
 
 static void exclude(json_t *excluded, const char *name, const char *why)
@@ -596,8 +605,8 @@ static void exclude(json_t *excluded, const char *name, const char *why)
     json_array_append_new(excluded, json_pack("{s:s,s:s}", "name", name, "reason", why));
 }
 
-int gr_nvcre_wf_discover(const json_t *spec, const json_t *nodes, json_t **out, json_t *events,
-                         const char **reason, gr_err *err)
+static int gr_nvcre_wf_discover_impl(const json_t *nidx, const json_t *spec, const json_t *nodes,
+                                     json_t **out, json_t *events, const char **reason, gr_err *err)
 {
     *out = NULL;
     if (!json_is_array(nodes))
@@ -686,7 +695,7 @@ int gr_nvcre_wf_discover(const json_t *spec, const json_t *nodes, json_t **out, 
     int counts[16];
     int np = 0;
     for (size_t a = 0; a < nk; a++) {
-        const char *p = gr_nvcre_wf_node_platform(find_node(nodes, kept[a]));
+        const char *p = gr_nvcre_wf_node_platform(find_node(nidx, kept[a]));
         int f = -1;
         for (int b = 0; b < np; b++)
             if (!strcmp(plats[b], p))
@@ -733,7 +742,7 @@ int gr_nvcre_wf_discover(const json_t *spec, const json_t *nodes, json_t **out, 
     }
     int best = -1, bestc = 0;
     for (size_t a = 0; a < nk; a++) {
-        const char *prod = sget(path_get(find_node(nodes, kept[a]), "/metadata/labels"),
+        const char *prod = sget(path_get(find_node(nidx, kept[a]), "/metadata/labels"),
                                 GR_NVCRE_WF_LABEL_GPU_PRODUCT);
         gr_nvcre_wf_parse_product(prod, arch[a], sizeof(arch[a]));
     }
@@ -788,7 +797,7 @@ int gr_nvcre_wf_discover(const json_t *spec, const json_t *nodes, json_t **out, 
         json_array_foreach(list, j, x)
         {
             const char *d =
-                sget(path_get(find_node(nodes, json_string_value(x)), "/metadata/labels"), tkey);
+                sget(path_get(find_node(nidx, json_string_value(x)), "/metadata/labels"), tkey);
             json_object_set_new(seen, d, json_true());
         }
         domains = (int)json_object_size(seen);
@@ -799,6 +808,15 @@ int gr_nvcre_wf_discover(const json_t *spec, const json_t *nodes, json_t **out, 
     free(kept);
     *out = res;
     return GR_OK;
+}
+
+int gr_nvcre_wf_discover(const json_t *spec, const json_t *nodes, json_t **out, json_t *events,
+                         const char **reason, gr_err *err)
+{
+    json_t *nidx = node_index(nodes);
+    int rc = gr_nvcre_wf_discover_impl(nidx, spec, nodes, out, events, reason, err);
+    json_decref(nidx);
+    return rc;
 }
 
 static void max_gpu(const json_t *v, int64_t *best, int depth)
@@ -848,9 +866,11 @@ static int64_t node_gpus(const json_t *node)
     return -1;
 }
 
-int gr_nvcre_wf_capacity_filter(json_t *disc, const json_t *nodes, int64_t gpus, json_t *events,
-                                const char **reason, gr_err *err)
+static int gr_nvcre_wf_capacity_filter_impl(const json_t *nidx, json_t *disc, const json_t *nodes,
+                                            int64_t gpus, json_t *events, const char **reason,
+                                            gr_err *err)
 {
+    (void)nodes; /* looked up through nidx */
     if (gpus <= 0)
         return GR_OK;
     json_t *list = json_object_get(disc, "nodes");
@@ -864,7 +884,7 @@ int gr_nvcre_wf_capacity_filter(json_t *disc, const json_t *nodes, int64_t gpus,
     json_t *x;
     json_array_foreach(list, i, x)
     {
-        int64_t n = node_gpus(find_node(nodes, json_string_value(x)));
+        int64_t n = node_gpus(find_node(nidx, json_string_value(x)));
         if (n > bestavail)
             bestavail = n;
         if (n > 0 && n < gpus) {
@@ -888,6 +908,15 @@ int gr_nvcre_wf_capacity_filter(json_t *disc, const json_t *nodes, int64_t gpus,
         FAIL(GR_NVCRE_REASON_PARTITION_ERROR, GR_NVCRE_WF_MSG_NO_GPU_CAPACITY_FMT, (int)gpus,
              (int)bestavail);
     return GR_OK;
+}
+
+int gr_nvcre_wf_capacity_filter(json_t *disc, const json_t *nodes, int64_t gpus, json_t *events,
+                                const char **reason, gr_err *err)
+{
+    json_t *nidx = node_index(nodes);
+    int rc = gr_nvcre_wf_capacity_filter_impl(nidx, disc, nodes, gpus, events, reason, err);
+    json_decref(nidx);
+    return rc;
 }
 
 /* ------------------------------------------------------------- gang contract */
@@ -1021,20 +1050,429 @@ int gr_nvcre_wf_gang_check(json_t *spec, const json_t *deps, const char **reason
     return GR_OK;
 }
 
+/* ------------------------------------------------------------- dependencies */
+
+/* ^[a-z0-9][-a-z0-9.]*[a-z0-9]$, 3..253 characters, at least one letter. */
+static int name_shaped(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 3 || n > 253)
+        return 0;
+    int letter = 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        int alnum = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+        letter |= ch >= 'a' && ch <= 'z';
+        if (!alnum && ((ch != '-' && ch != '.') || i == 0 || i == n - 1))
+            return 0;
+    }
+    return letter;
+}
+
+/* A string two dependencies may share as a cross-reference: resource-name
+ * shaped with a '-' (generic words such as "true" or "node" never tie two
+ * dependencies together). */
+static int crossref_shaped(const char *s)
+{
+    return name_shaped(s) && strchr(s, '-') != NULL;
+}
+
+/* Every string value under v into the set `out` (object used as a set).
+ * `rp` > 0 inside runtimePatches, where labels and annotations are skipped
+ * (scheduling fields are never renamed, PreserveSchedulingFields). */
+static void collect_strings(const json_t *v, json_t *out, int rp, int depth)
+{
+    if (depth > 64)
+        return;
+    if (json_is_string(v)) {
+        json_object_set_new(out, json_string_value(v), json_true());
+    } else if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        json_object_foreach(mut(v), k, x)
+        {
+            if (rp && (!strcmp(k, "labels") || !strcmp(k, "annotations")))
+                continue;
+            collect_strings(x, out, rp || !strcmp(k, "runtimePatches"), depth + 1);
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x) collect_strings(x, out, rp, depth + 1);
+    }
+}
+
+/* The strings of a Job spec that can reference a dependency: all but
+ * workloadMetadata and runtime-patch labels/annotations. */
+static json_t *job_spec_strings(const json_t *jspec)
+{
+    json_t *set = json_object();
+    const char *k;
+    json_t *x;
+    json_object_foreach(mut(jspec), k, x)
+    {
+        if (strcmp(k, "workloadMetadata") != 0)
+            collect_strings(x, set, !strcmp(k, "runtimePatches"), 1);
+    }
+    return set;
+}
+
+/* A dependency's strings, without its own apiVersion, kind and name. */
+static json_t *dep_strings(const json_t *d)
+{
+    json_t *set = json_object();
+    const char *k;
+    json_t *x;
+    json_object_foreach(mut(d), k, x)
+    {
+        if (strcmp(k, "apiVersion") != 0 && strcmp(k, "kind") != 0 && strcmp(k, "when") != 0)
+            collect_strings(x, set, 0, 1);
+    }
+    json_object_del(set, sget(path_get(d, "/metadata"), "name"));
+    return set;
+}
+
+static int shares_crossref(const json_t *a, const json_t *b)
+{
+    const char *k;
+    json_t *x;
+    json_object_foreach(mut(a), k, x)
+    {
+        if (crossref_shaped(k) && json_object_get(b, k))
+            return 1;
+    }
+    return 0;
+}
+
+int gr_nvcre_wf_dep_scopes(const json_t *spec, json_t **out, gr_err *err)
+{
+    *out = NULL;
+    const json_t *deps = json_object_get(spec, "dependencies");
+    size_t n = json_array_size(deps);
+    if (n > GR_NVCRE_WF_MAX_DEPENDENCIES)
+        return gr_err_set(err, GR_EINVAL,
+                          "spec.dependencies: %zu entries, at most %d; move shared objects out of "
+                          "the Workflow",
+                          n, GR_NVCRE_WF_MAX_DEPENDENCIES);
+    json_t *jstr = job_spec_strings(path_get(spec, "/jobTemplate/spec"));
+    json_t **dstr = calloc(n ? n : 1, sizeof(*dstr));
+    int *job = calloc(n ? n : 1, sizeof(*job));
+    size_t *queue = calloc(n ? n : 1, sizeof(*queue));
+    if (!jstr || !dstr || !job || !queue) {
+        json_decref(jstr);
+        free(dstr);
+        free(job);
+        free(queue);
+        return oom(err);
+    }
+    size_t qn = 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *d = json_array_get(deps, i);
+        dstr[i] = dep_strings(d);
+        const char *name = sget(path_get(d, "/metadata"), "name");
+        if (*name && strncmp(sget(d, "kind"), "Cluster", 7) != 0 && json_object_get(jstr, name)) {
+            job[i] = 1;
+            queue[qn++] = i;
+        }
+    }
+    /* Breadth first: a dependency tied to a job-scoped one (either names
+     * the other, or both carry the same cross-reference) is job-scoped. */
+    for (size_t q = 0; q < qn; q++) {
+        size_t j = queue[q];
+        const char *jn = sget(path_get(json_array_get(deps, j), "/metadata"), "name");
+        for (size_t i = 0; i < n; i++) {
+            const json_t *d = json_array_get(deps, i);
+            const char *name = sget(path_get(d, "/metadata"), "name");
+            if (job[i] || !*name || !strncmp(sget(d, "kind"), "Cluster", 7))
+                continue;
+            if (json_object_get(dstr[j], name) || json_object_get(dstr[i], jn) ||
+                shares_crossref(dstr[i], dstr[j])) {
+                job[i] = 1;
+                queue[qn++] = i;
+            }
+        }
+    }
+    json_t *res = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_array_append_new(res, json_string(job[i] ? "job" : "workflow"));
+        json_decref(dstr[i]);
+    }
+    json_decref(jstr);
+    free(dstr);
+    free(job);
+    free(queue);
+    *out = res;
+    return res ? GR_OK : oom(err);
+}
+
+int gr_nvcre_wf_dep_order(const json_t *deps, json_t **out, gr_err *err)
+{
+    *out = NULL;
+    size_t n = json_array_size(deps);
+    if (n > GR_NVCRE_WF_MAX_DEPENDENCIES)
+        return gr_err_set(err, GR_EINVAL, "dependencies: %zu entries, at most %d", n,
+                          GR_NVCRE_WF_MAX_DEPENDENCIES);
+    json_t **str = calloc(n ? n : 1, sizeof(*str));
+    int *done = calloc(n ? n : 1, sizeof(*done));
+    json_t *res = json_array();
+    if (!str || !done || !res) {
+        free(str);
+        free(done);
+        json_decref(res);
+        return oom(err);
+    }
+    for (size_t i = 0; i < n; i++)
+        str[i] = dep_strings(json_array_get(deps, i));
+    /* Kahn's algorithm, always the lowest index that is ready; a cycle is
+     * broken by taking the lowest index left. */
+    for (size_t placed = 0; placed < n; placed++) {
+        size_t pick = n;
+        for (size_t i = 0; i < n && pick == n; i++) {
+            if (done[i])
+                continue;
+            int ready = 1;
+            for (size_t j = 0; j < n && ready; j++) {
+                const char *jn = sget(path_get(json_array_get(deps, j), "/metadata"), "name");
+                if (j != i && !done[j] && *jn && json_object_get(str[i], jn))
+                    ready = 0;
+            }
+            if (ready)
+                pick = i;
+        }
+        for (size_t i = 0; i < n && pick == n; i++)
+            if (!done[i])
+                pick = i;
+        done[pick] = 1;
+        json_array_append_new(res, json_integer((json_int_t)pick));
+    }
+    for (size_t i = 0; i < n; i++)
+        json_decref(str[i]);
+    free(str);
+    free(done);
+    *out = res;
+    return GR_OK;
+}
+
+/* Replace every string value found in `map` (old → new); skips like
+ * collect_strings (runtime-patch labels/annotations). */
+static void subst(json_t *v, const json_t *map, int rp, int depth)
+{
+    if (depth > 64)
+        return;
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        json_object_foreach(v, k, x)
+        {
+            if (rp && (!strcmp(k, "labels") || !strcmp(k, "annotations")))
+                continue;
+            const char *nv = json_is_string(x)
+                                 ? json_string_value(json_object_get(map, json_string_value(x)))
+                                 : NULL;
+            if (nv)
+                json_object_set_new(v, k, json_string(nv));
+            else
+                subst(x, map, rp || !strcmp(k, "runtimePatches"), depth + 1);
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x)
+        {
+            const char *nv = json_is_string(x)
+                                 ? json_string_value(json_object_get(map, json_string_value(x)))
+                                 : NULL;
+            if (nv)
+                json_array_set_new(v, i, json_string(nv));
+            else
+                subst(x, map, rp, depth + 1);
+        }
+    }
+}
+
+void gr_nvcre_wf_dep_suffix(const char *wf, const char *group, int iteration, int single, char *out,
+                            size_t outsz)
+{
+    char h[6];
+    gr_nvcre_wf_extract_hash(wf, h);
+    if (!*h) {
+        char hex[GR_HASH_FNV32_HEX_MAX];
+        gr_hash_fnv1a32_hex(wf, strlen(wf), hex);
+        snprintf(h, sizeof(h), "%.5s", hex);
+    }
+    if (single)
+        snprintf(out, outsz, "-%s-job", h);
+    else
+        snprintf(out, outsz, "-%s-%s-iter-%d", h, group, iteration);
+}
+
+int gr_nvcre_wf_prepare_job(const json_t *workflow, const json_t *spec, const char *group,
+                            int iteration, int single, json_t **job_spec, json_t **job_deps,
+                            gr_err *err)
+{
+    *job_spec = NULL;
+    *job_deps = NULL;
+    const json_t *deps = json_object_get(spec, "dependencies");
+    json_t *scopes = NULL, *order = NULL;
+    int rc = gr_nvcre_wf_dep_scopes(spec, &scopes, err);
+    if (rc == GR_OK)
+        rc = gr_nvcre_wf_dep_order(deps, &order, err);
+    if (rc != GR_OK) {
+        json_decref(scopes);
+        return rc;
+    }
+    char suffix[160];
+    gr_nvcre_wf_dep_suffix(sget(json_object_get(workflow, "metadata"), "name"), group, iteration,
+                           single, suffix, sizeof(suffix));
+    json_t *map = json_object();
+    json_t *count = json_object(); /* cross-reference string → job deps carrying it */
+    size_t i;
+    json_t *d;
+    json_array_foreach(deps, i, d)
+    {
+        if (strcmp(json_string_value(json_array_get(scopes, i)), "job") != 0)
+            continue;
+        const char *name = sget(path_get(d, "/metadata"), "name");
+        char full[512], nn[128];
+        snprintf(full, sizeof(full), "%s%s", name, suffix);
+        gr_nvcre_wf_truncate(full, GR_NVCRE_MAX_K8S_NAME_LEN, nn, sizeof(nn));
+        json_object_set_new(map, name, json_string(nn));
+        json_t *s = dep_strings(d);
+        const char *k;
+        json_t *x;
+        json_object_foreach(s, k, x)
+        {
+            if (crossref_shaped(k))
+                json_object_set_new(
+                    count, k, json_integer(json_integer_value(json_object_get(count, k)) + 1));
+        }
+        json_decref(s);
+    }
+    const char *k;
+    json_t *x;
+    json_object_foreach(count, k, x)
+    {
+        if (json_integer_value(x) >= 2 && !json_object_get(map, k)) {
+            char full[512], nn[128];
+            snprintf(full, sizeof(full), "%s%s", k, suffix);
+            gr_nvcre_wf_truncate(full, GR_NVCRE_MAX_K8S_NAME_LEN, nn, sizeof(nn));
+            json_object_set_new(map, k, json_string(nn));
+        }
+    }
+    json_decref(count);
+    json_t *js = json_deep_copy(spec);
+    json_t *jd = json_array(), *all = json_array();
+    if (!js || !jd || !all) {
+        json_decref(js);
+        json_decref(jd);
+        json_decref(all);
+        json_decref(map);
+        json_decref(scopes);
+        json_decref(order);
+        return oom(err);
+    }
+    json_t *jspec = path_get(js, "/jobTemplate/spec");
+    json_object_foreach(jspec, k, x)
+    {
+        if (strcmp(k, "workloadMetadata") != 0) {
+            const char *nv = json_is_string(x)
+                                 ? json_string_value(json_object_get(map, json_string_value(x)))
+                                 : NULL;
+            if (nv)
+                json_object_set_new(jspec, k, json_string(nv));
+            else
+                subst(x, map, !strcmp(k, "runtimePatches"), 1);
+        }
+    }
+    json_array_foreach(order, i, x)
+    {
+        size_t idx = (size_t)json_integer_value(x);
+        json_t *c = json_deep_copy(json_array_get(deps, idx));
+        if (!strcmp(json_string_value(json_array_get(scopes, idx)), "job")) {
+            subst(c, map, 0, 0);
+            json_array_append(jd, c);
+        }
+        json_array_append_new(all, c);
+    }
+    json_object_set_new(js, "dependencies", all);
+    json_decref(map);
+    json_decref(scopes);
+    json_decref(order);
+    *job_spec = js;
+    *job_deps = jd;
+    return GR_OK;
+}
+
+int gr_nvcre_wf_workflow_deps(const json_t *spec, json_t **out, gr_err *err)
+{
+    *out = NULL;
+    const json_t *deps = json_object_get(spec, "dependencies");
+    json_t *scopes = NULL, *order = NULL;
+    int rc = gr_nvcre_wf_dep_scopes(spec, &scopes, err);
+    if (rc == GR_OK)
+        rc = gr_nvcre_wf_dep_order(deps, &order, err);
+    if (rc != GR_OK) {
+        json_decref(scopes);
+        return rc;
+    }
+    json_t *res = json_array();
+    size_t i;
+    json_t *x;
+    json_array_foreach(order, i, x)
+    {
+        size_t idx = (size_t)json_integer_value(x);
+        if (!strcmp(json_string_value(json_array_get(scopes, idx)), "workflow"))
+            json_array_append_new(res, json_deep_copy(json_array_get(deps, idx)));
+    }
+    json_decref(scopes);
+    json_decref(order);
+    *out = res;
+    return res ? GR_OK : oom(err);
+}
+
 /* -------------------------------------------------------------- partitioning */
+
+int gr_nvcre_wf_checkpoint_check(const json_t *spec, const char **reason, gr_err *err)
+{
+    const char *pvc = sget(path_get(spec, "/jobTemplate/spec/checkpoint"), "pvcName");
+    if (!path_get(spec, "/jobTemplate/spec/checkpoint"))
+        return GR_OK;
+    size_t i;
+    json_t *d;
+    json_array_foreach(json_object_get(spec, "dependencies"), i, d)
+    {
+        if (!strcmp(sget(d, "kind"), "PersistentVolumeClaim") &&
+            !strcmp(sget(d, "apiVersion"), "v1") &&
+            !strcmp(sget(path_get(d, "/metadata"), "name"), pvc))
+            return GR_OK;
+    }
+    FAIL(GR_NVCRE_REASON_CHECKPOINT_PVC_MISSING, GR_NVCRE_MSG_CHECKPOINT_PVC_MISSING_FMT, pvc);
+}
+
+int gr_nvcre_wf_unpinned(const json_t *spec)
+{
+    return !strcmp(sget(path_get(spec, "/orchestration"), "placement"),
+                   GR_NVCRE_WF_PLACEMENT_UNPINNED);
+}
 
 int gr_nvcre_wf_nodes_per_job(const json_t *spec, int available, int *out, const char **reason,
                               gr_err *err)
 {
     const json_t *nn = path_get(spec, "/jobTemplate/spec/workload/trainJob/trainer/numNodes");
-    if (!json_is_integer(nn))
+    int unpinned = gr_nvcre_wf_unpinned(spec);
+    if (!json_is_integer(nn) && !unpinned)
         FAIL(GR_NVCRE_REASON_PARTITION_ERROR, "%s", GR_NVCRE_WF_MSG_NUM_NODES_NOT_SET);
     json_int_t n = json_integer_value(nn);
+    if (n < 1 && unpinned)
+        FAIL(GR_NVCRE_REASON_PARTITION_ERROR, "%s", GR_NVCRE_WF_MSG_UNPINNED_NO_SIZE);
     if (n < 1)
         n = available;
     if (n > available) {
         char hint[256];
-        snprintf(hint, sizeof(hint), GR_NVCRE_WF_MSG_NOT_ENOUGH_HINT_FMT, available);
+        if (unpinned)
+            snprintf(hint, sizeof(hint), GR_NVCRE_WF_MSG_UNPINNED_HINT_FMT, (int)n);
+        else
+            snprintf(hint, sizeof(hint), GR_NVCRE_WF_MSG_NOT_ENOUGH_HINT_FMT, available);
         if (reason)
             *reason = GR_NVCRE_REASON_PARTITION_ERROR;
         gr_err_set(err, GR_ESTATE, GR_NVCRE_MSG_NOT_ENOUGH_NODES_FMT, (int)n, available);
@@ -1056,9 +1494,10 @@ static json_t *mk_group(const char *name, json_t *nodes, json_t *domains, int ov
     return g;
 }
 
-int gr_nvcre_wf_partition(const json_t *spec, const json_t *nodes, const json_t *names, int npj,
-                          json_t **out, gr_err *err)
+static int gr_nvcre_wf_partition_impl(const json_t *nidx, const json_t *spec, const json_t *nodes,
+                                      const json_t *names, int npj, json_t **out, gr_err *err)
 {
+    (void)nodes; /* looked up through nidx */
     *out = NULL;
     size_t n = json_array_size(names);
     if (npj < 1 || (size_t)npj > n)
@@ -1069,6 +1508,12 @@ int gr_nvcre_wf_partition(const json_t *spec, const json_t *nodes, const json_t 
     json_t *groups = json_array();
     if (!groups)
         return oom(err);
+    if (gr_nvcre_wf_unpinned(spec)) {
+        /* ADR-089: one job, nodes back-filled from its placed pods. */
+        json_array_append_new(groups, mk_group("group-0", json_array(), json_array(), 0));
+        *out = groups;
+        return GR_OK;
+    }
     char gname[64];
     int gi = 0;
     if (!*tkey) {
@@ -1101,7 +1546,7 @@ int gr_nvcre_wf_partition(const json_t *spec, const json_t *nodes, const json_t 
     json_array_foreach(names, i, x)
     {
         const char *d =
-            sget(path_get(find_node(nodes, json_string_value(x)), "/metadata/labels"), tkey);
+            sget(path_get(find_node(nidx, json_string_value(x)), "/metadata/labels"), tkey);
         json_t *l = json_object_get(dom, d);
         if (!l) {
             l = json_array();
@@ -1186,6 +1631,15 @@ int gr_nvcre_wf_partition(const json_t *spec, const json_t *nodes, const json_t 
     return GR_OK;
 }
 
+int gr_nvcre_wf_partition(const json_t *spec, const json_t *nodes, const json_t *names, int npj,
+                          json_t **out, gr_err *err)
+{
+    json_t *nidx = node_index(nodes);
+    int rc = gr_nvcre_wf_partition_impl(nidx, spec, nodes, names, npj, out, err);
+    json_decref(nidx);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- rendering */
 
 static json_t *tolerations_for(const json_t *spec)
@@ -1223,6 +1677,40 @@ static json_t *tolerations_for(const json_t *spec)
             json_array_append_new(out, json_pack("{s:s}", "operator", "Exists"));
     }
     return out;
+}
+
+/* Unpinned placement: the target as node affinity — nodeNames (hostname
+ * In), or nodeSelector (one In term per label) and matchExpressions — plus
+ * GPU nodes of the detected products (gpuProducts). */
+static json_t *unpinned_affinity(const json_t *spec, const json_t *products)
+{
+    const json_t *target = path_get(spec, "/orchestration/target");
+    json_t *exprs = json_array();
+    const json_t *names = json_object_get(target, "nodeNames");
+    if (json_array_size(names) > 0) {
+        json_array_append_new(exprs, json_pack("{s:s,s:s,s:O}", "key", GR_NVCRE_WF_LABEL_HOSTNAME,
+                                               "operator", "In", "values", mut(names)));
+    } else {
+        const char *k;
+        json_t *v;
+        json_object_foreach(mut(json_object_get(target, "nodeSelector")), k, v)
+        {
+            if (json_is_string(v))
+                json_array_append_new(
+                    exprs, json_pack("{s:s,s:s,s:[O]}", "key", k, "operator", "In", "values", v));
+        }
+    }
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(target, "matchExpressions"), i, e)
+        json_array_append_new(exprs, json_deep_copy(e));
+    json_array_append_new(exprs, json_pack("{s:s,s:s,s:[s]}", "key", GR_NVCRE_WF_LABEL_GPU_PRESENT,
+                                           "operator", "In", "values", "true"));
+    if (json_array_size(products) > 0)
+        json_array_append_new(exprs,
+                              json_pack("{s:s,s:s,s:O}", "key", GR_NVCRE_WF_LABEL_GPU_PRODUCT,
+                                        "operator", "In", "values", mut(products)));
+    return exprs;
 }
 
 int gr_nvcre_wf_render_job(const json_t *workflow, const json_t *spec, const json_t *group,
@@ -1293,15 +1781,22 @@ int gr_nvcre_wf_render_job(const json_t *workflow, const json_t *spec, const jso
             tr = json_object();
             json_object_set_new(tj, "trainer", tr);
         }
-        json_object_set_new(tr, "numNodes", json_integer((json_int_t)json_array_size(gnodes)));
         json_t *podspec = json_object();
-        json_t *vals = json_deep_copy(gnodes);
+        json_t *exprs;
+        if (gr_nvcre_wf_unpinned(spec)) {
+            /* Unpinned: the Job's size stays as written; the scheduler
+             * places it anywhere the target allows. */
+            exprs =
+                unpinned_affinity(spec, path_get(workflow, "/status/orchestration/gpuProducts"));
+        } else {
+            json_object_set_new(tr, "numNodes", json_integer((json_int_t)json_array_size(gnodes)));
+            exprs = json_pack("[{s:s,s:s,s:O}]", "key", GR_NVCRE_WF_LABEL_HOSTNAME, "operator",
+                              "In", "values", mut(gnodes));
+        }
         json_object_set_new(podspec, "affinity",
-                            json_pack("{s:{s:{s:[{s:[{s:s,s:s,s:o}]}]}}}", "nodeAffinity",
+                            json_pack("{s:{s:{s:[{s:o}]}}}", "nodeAffinity",
                                       "requiredDuringSchedulingIgnoredDuringExecution",
-                                      "nodeSelectorTerms", "matchExpressions", "key",
-                                      GR_NVCRE_WF_LABEL_HOSTNAME, "operator", "In", "values",
-                                      vals));
+                                      "nodeSelectorTerms", "matchExpressions", exprs));
         json_t *tols = tolerations_for(spec);
         if (json_array_size(tols) > 0)
             json_object_set_new(podspec, "tolerations", tols);
@@ -1360,6 +1855,11 @@ int gr_nvcre_wf_plan(const json_t *workflow, const json_t *nodes, json_t **out, 
     int rc = gr_nvcre_wf_apply_overrides(spec, &c0, &pre, NULL, NULL, reason, err);
     if (rc != GR_OK)
         return rc;
+    rc = gr_nvcre_wf_checkpoint_check(pre, reason, err);
+    if (rc != GR_OK) {
+        json_decref(pre);
+        return rc;
+    }
     json_t *disc = NULL;
     rc = gr_nvcre_wf_discover(pre, nodes, &disc, events, reason, err);
     json_decref(pre);
@@ -1390,11 +1890,52 @@ int gr_nvcre_wf_plan(const json_t *workflow, const json_t *nodes, json_t **out, 
     json_object_set(plan, "excludedNodes", json_object_get(disc, "excluded"));
     if (rc == GR_OK)
         rc = gr_nvcre_wf_gang_check(eff, NULL, reason, err);
+    if (rc == GR_OK && gr_nvcre_wf_unpinned(eff)) {
+        if (path_get(eff, "/orchestration/diagnose")) {
+            if (reason)
+                *reason = GR_NVCRE_REASON_PARTITION_ERROR;
+            rc = gr_err_set(err, GR_ESTATE, "%s", GR_NVCRE_WF_MSG_UNPINNED_DIAGNOSE);
+        } else if (json_is_true(path_get(eff, "/orchestration/topology/strictDomain"))) {
+            if (reason)
+                *reason = GR_NVCRE_REASON_PARTITION_ERROR;
+            rc = gr_err_set(err, GR_ESTATE, "%s", GR_NVCRE_WF_MSG_UNPINNED_STRICT_DOMAIN);
+        }
+    }
     if (rc != GR_OK) {
         json_decref(disc);
         return rc;
     }
     json_t *names = json_object_get(disc, "nodes");
+    /* gpuProducts: the distinct nvidia.com/gpu.product values of the nodes
+     * kept (sorted); Unpinned Jobs are placed on exactly these. */
+    json_t *prodset = json_object(), *nidx = node_index(nodes);
+    size_t pi;
+    json_t *px;
+    json_array_foreach(names, pi, px)
+    {
+        const char *prod =
+            sget(path_get(find_node(nidx, json_string_value(px)), "/metadata/labels"),
+                 GR_NVCRE_WF_LABEL_GPU_PRODUCT);
+        if (*prod)
+            json_object_set_new(prodset, prod, json_true());
+    }
+    json_t *products = json_array();
+    {
+        size_t np2 = json_object_size(prodset), q = 0;
+        const char **pv = calloc(np2 ? np2 : 1, sizeof(*pv));
+        const char *k;
+        json_t *v;
+        json_object_foreach(prodset, k, v) if (pv) pv[q++] = k;
+        if (pv) {
+            qsort(pv, q, sizeof(*pv), cmp_str);
+            for (size_t z = 0; z < q; z++)
+                json_array_append_new(products, json_string(pv[z]));
+        }
+        free(pv);
+    }
+    json_decref(prodset);
+    json_decref(nidx);
+    json_object_set_new(plan, "gpuProducts", products);
     int npj = 0;
     rc = gr_nvcre_wf_nodes_per_job(eff, (int)json_array_size(names), &npj, reason, err);
     if (rc != GR_OK) {
@@ -1412,10 +1953,15 @@ int gr_nvcre_wf_plan(const json_t *workflow, const json_t *nodes, json_t **out, 
     json_object_set_new(plan, "totalNodes", json_integer((json_int_t)json_array_size(names)));
     json_object_set_new(plan, "nodesPerJob", json_integer(npj));
     json_object_set_new(plan, "groups", groups);
-    json_object_set_new(plan, "dependencies",
-                        json_deep_copy(json_object_get(eff, "dependencies")
-                                           ? json_object_get(eff, "dependencies")
-                                           : json_array()));
+    json_t *wdeps = NULL;
+    rc = gr_nvcre_wf_workflow_deps(eff, &wdeps, err);
+    if (rc != GR_OK) {
+        json_decref(disc);
+        if (reason)
+            *reason = GR_NVCRE_REASON_DEPENDENCY_CREATION_ERROR;
+        return GR_ESTATE;
+    }
+    json_object_set_new(plan, "dependencies", wdeps);
     /* Exclusion reasons, joined by ". ". */
     gr_buf why;
     gr_buf_init(&why, 1 << 16);
@@ -1442,24 +1988,60 @@ int gr_nvcre_wf_plan(const json_t *workflow, const json_t *nodes, json_t **out, 
         iterations = 1;
     int single = iterations <= 1 && json_array_size(groups) <= 1 &&
                  !path_get(eff, "/orchestration/diagnose");
-    json_t *jobs = json_array();
+    json_t *jobs = json_array(), *jdeps = json_array();
+    json_object_set_new(plan, "jobs", jobs);
+    json_object_set_new(plan, "jobDependencies", jdeps);
+    /* The Jobs read the detected products (Unpinned affinity). */
+    json_t *wfv = json_deep_copy(workflow);
+    json_t *st = json_object_get(wfv, "status");
+    if (!json_is_object(st)) {
+        st = json_object();
+        json_object_set_new(wfv, "status", st);
+    }
+    json_t *so = json_object_get(st, "orchestration");
+    if (!json_is_object(so)) {
+        so = json_object();
+        json_object_set_new(st, "orchestration", so);
+    }
+    json_object_set(so, "gpuProducts", json_object_get(plan, "gpuProducts"));
     json_array_foreach(groups, i, x)
     {
-        json_t *job = NULL;
-        rc = gr_nvcre_wf_render_job(workflow, eff, x, 1, single, &job, err);
+        json_t *job = NULL, *js = NULL, *jd = NULL;
+        rc = gr_nvcre_wf_prepare_job(wfv, eff, sget(x, "name"), 1, single, &js, &jd, err);
+        if (rc == GR_OK) {
+            /* WF-36: the contract holds on the renamed dependencies too. */
+            rc = gr_nvcre_wf_gang_check(js, NULL, reason, err);
+            if (rc == GR_ESTATE) {
+                json_decref(js);
+                json_decref(jd);
+                json_decref(wfv);
+                json_decref(disc);
+                gr_err_prefix(err, "group %s: ", sget(x, "name"));
+                return GR_ESTATE;
+            }
+        }
+        if (rc == GR_OK)
+            rc = gr_nvcre_wf_render_job(wfv, js, x, 1, single, &job, err);
+        json_decref(js);
         if (rc != GR_OK) {
-            json_decref(jobs);
+            json_decref(jd);
+            json_decref(wfv);
             json_decref(disc);
             if (reason)
                 *reason = GR_NVCRE_REASON_JOB_CREATION_ERROR;
             return GR_ESTATE;
         }
         json_array_append_new(jobs, job);
+        json_array_append_new(jdeps, jd);
     }
-    json_object_set_new(plan, "jobs", jobs);
+    json_decref(wfv);
     char msg[256];
-    snprintf(msg, sizeof(msg), GR_NVCRE_MSG_GROUPS_PARTITIONED_FMT, (int)json_array_size(names),
-             (int)json_array_size(groups), npj);
+    if (gr_nvcre_wf_unpinned(eff))
+        snprintf(msg, sizeof(msg), GR_NVCRE_WF_MSG_UNPINNED_PARTITIONED_FMT,
+                 (int)json_array_size(names), npj, (int)json_array_size(names) - npj);
+    else
+        snprintf(msg, sizeof(msg), GR_NVCRE_MSG_GROUPS_PARTITIONED_FMT, (int)json_array_size(names),
+                 (int)json_array_size(groups), npj);
     json_object_set_new(plan, "message", json_string(msg));
     json_decref(disc);
     return GR_OK;
@@ -1500,6 +2082,98 @@ int gr_nvcre_wf_job_timed_out(const json_t *job, int64_t group_start_ns, int64_t
     if (group_start_ns)
         *out = now_ns - group_start_ns > timeout_ns;
     return GR_OK;
+}
+
+/* The Job's InProgress condition when True (NULL otherwise). */
+static const json_t *in_progress(const json_t *job)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(path_get(job, "/status/conditions"), i, c)
+    {
+        if (!strcmp(sget(c, "type"), GR_NVCRE_COND_IN_PROGRESS) &&
+            !strcmp(sget(c, "status"), "True"))
+            return c;
+    }
+    return NULL;
+}
+
+int gr_nvcre_wf_job_relayed(const json_t *job)
+{
+    const char *r = sget(in_progress(job), "reason");
+    return !strcmp(r, GR_NVCRE_REASON_WORKLOAD_SCHEDULING_BLOCKED) ||
+           !strcmp(r, GR_NVCRE_REASON_WORKLOAD_CREATION_REJECTED);
+}
+
+const char *gr_nvcre_wf_running_condition(int iteration, int iterations, int running,
+                                          const json_t *relay_job, char *msg, size_t msgsz)
+{
+    int n = snprintf(msg, msgsz, GR_NVCRE_MSG_JOBS_RUNNING_FMT, iteration, iterations, running);
+    if (!relay_job || !gr_nvcre_wf_job_relayed(relay_job) || n < 0 || (size_t)n >= msgsz)
+        return GR_NVCRE_REASON_JOB_RUNNING;
+    const json_t *c = in_progress(relay_job);
+    const char *name = sget(path_get(relay_job, "/metadata"), "name");
+    int blocked = !strcmp(sget(c, "reason"), GR_NVCRE_REASON_WORKLOAD_SCHEDULING_BLOCKED);
+    snprintf(msg + n, msgsz - (size_t)n,
+             blocked ? GR_NVCRE_WF_MSG_SCHEDULING_BLOCKED_SUFFIX_FMT
+                     : GR_NVCRE_WF_MSG_CREATION_REJECTED_SUFFIX_FMT,
+             name, sget(c, "message"));
+    return blocked ? GR_NVCRE_REASON_JOB_SCHEDULING_BLOCKED
+                   : GR_NVCRE_WF_REASON_JOB_CREATION_REJECTED;
+}
+
+int gr_nvcre_wf_pv_reclaim(const json_t *pv)
+{
+    const char *policy = sget(path_get(pv, "/spec"), "persistentVolumeReclaimPolicy");
+    const char *phase = sget(path_get(pv, "/status"), "phase");
+    if (strcmp(policy, "Retain") != 0)
+        return GR_NVCRE_WF_PV_DONE;
+    if (!strcmp(phase, "Released"))
+        return GR_NVCRE_WF_PV_SET_DELETE;
+    return !strcmp(phase, "Bound") ? GR_NVCRE_WF_PV_WAIT : GR_NVCRE_WF_PV_DONE;
+}
+
+int gr_nvcre_wf_drain_wait(const json_t *pods, int64_t since_ns, int64_t now_ns)
+{
+    if (since_ns > 0 && now_ns - since_ns >= GR_NVCRE_WF_DRAIN_MAX_NS)
+        return 0;
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p)
+    {
+        const char *ph = sget(path_get(p, "/status"), "phase");
+        if (strcmp(ph, "Succeeded") != 0 && strcmp(ph, "Failed") != 0)
+            return 1;
+    }
+    return 0;
+}
+
+int gr_nvcre_wf_placed_nodes(const json_t *pods, json_t **out, gr_err *err)
+{
+    *out = NULL;
+    size_t n = json_array_size(pods);
+    if (n > GR_NVCRE_WF_MAX_NODES)
+        return gr_err_set(err, GR_ETOOBIG, "pods: more than %d", GR_NVCRE_WF_MAX_NODES);
+    const char **names = calloc(n ? n : 1, sizeof(*names));
+    if (!names)
+        return oom(err);
+    size_t k = 0, i;
+    json_t *p;
+    json_array_foreach(pods, i, p)
+    {
+        const char *nn = sget(path_get(p, "/spec"), "nodeName");
+        if (*nn && !path_get(p, "/metadata/deletionTimestamp"))
+            names[k++] = nn;
+    }
+    qsort(names, k, sizeof(*names), cmp_str);
+    json_t *res = json_array();
+    for (i = 0; i < k && res; i++) {
+        if (i == 0 || strcmp(names[i], names[i - 1]) != 0)
+            json_array_append_new(res, json_string(names[i]));
+    }
+    free(names);
+    *out = res;
+    return res ? GR_OK : oom(err);
 }
 
 const char *gr_nvcre_wf_final_reason(int failed_groups, int hardware, int validation_only,

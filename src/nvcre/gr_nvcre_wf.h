@@ -78,6 +78,33 @@
 #define GR_NVCRE_WF_EVENT_OVERRIDE_APPLIED  "OverrideApplied"
 #define GR_NVCRE_WF_EVENT_OVERRIDE_NOOP     "OverrideNoOp"
 #define GR_NVCRE_WF_EVENT_NO_OVERRIDES      "NoOverridesMatched"
+/* Ours (upstream's reason for these is not known, see docs/nvcre-workflow.md). */
+#define GR_NVCRE_WF_EVENT_JOB_DELETED            "JobDeleted"
+#define GR_NVCRE_WF_REASON_JOB_CREATION_REJECTED "JobCreationRejected"
+#define GR_NVCRE_WF_MSG_JOB_DELETED_RELAUNCH_FMT                                                 \
+    "Job \"%s\" of group %s was deleted before it finished; relaunching the group (retry %d of " \
+    "%d)"
+#define GR_NVCRE_WF_MSG_JOB_DELETED_FAILED_FMT \
+    "Job \"%s\" of group %s was deleted before it finished; the group failed (no retries left)"
+#define GR_NVCRE_WF_MSG_SCHEDULING_BLOCKED_SUFFIX_FMT "; job %s scheduling blocked: %s"
+#define GR_NVCRE_WF_MSG_CREATION_REJECTED_SUFFIX_FMT  "; job %s workload creation rejected: %s"
+/* Unpinned placement (ADR-089). */
+#define GR_NVCRE_WF_PLACEMENT_UNPINNED "Unpinned"
+#define GR_NVCRE_WF_MSG_UNPINNED_PARTITIONED_FMT \
+    "Discovered %d nodes, running 1 unpinned job of %d nodes (%d target nodes not exercised)"
+#define GR_NVCRE_WF_MSG_UNPINNED_HINT_FMT                                                  \
+    "Unpinned runs the requested job size exactly, so make %d qualifying nodes available " \
+    "rather than lowering nodesPerJob"
+#define GR_NVCRE_WF_MSG_UNPINNED_NO_SIZE                                                       \
+    "Unpinned placement runs one job of an explicit size: set "                                \
+    "spec.jobTemplate.spec.workload.trainJob.trainer.numNodes to 1 or more, or use placement " \
+    "Pinned"
+#define GR_NVCRE_WF_MSG_UNPINNED_DIAGNOSE                                                       \
+    "orchestration.diagnose needs Pinned placement; remove it or set orchestration.placement: " \
+    "Pinned"
+#define GR_NVCRE_WF_MSG_UNPINNED_STRICT_DOMAIN                                      \
+    "orchestration.topology.strictDomain needs Pinned placement; remove it or set " \
+    "orchestration.placement: Pinned"
 
 #define GR_NVCRE_WF_LABEL_HOSTNAME    "kubernetes.io/hostname"
 #define GR_NVCRE_WF_LABEL_GPU_PRESENT "nvidia.com/gpu.present"
@@ -86,8 +113,9 @@
 #define GR_NVCRE_WF_PATCH_MANAGER     "nvcre.nvidia.com/controller"
 
 /* Caps on outside input. */
-#define GR_NVCRE_WF_MAX_NODES     100000
-#define GR_NVCRE_WF_MAX_OVERRIDES 1024
+#define GR_NVCRE_WF_MAX_NODES        100000
+#define GR_NVCRE_WF_MAX_OVERRIDES    1024
+#define GR_NVCRE_WF_MAX_DEPENDENCIES 256
 
 /* ---------------------------------------------------------------- naming */
 
@@ -173,7 +201,50 @@ int gr_nvcre_wf_capacity_filter(json_t *disc, const json_t *nodes, int64_t gpus,
  * gangScheduler: workload-label validation only. */
 int gr_nvcre_wf_gang_check(json_t *spec, const json_t *deps, const char **reason, gr_err *err);
 
+/* ------------------------------------------------------------ dependencies */
+
+/* Scopes (§2.8): *out = ["workflow"|"job", ...], one per
+ * spec.dependencies entry. A dependency is job-scoped when its name appears
+ * as a string value in spec.jobTemplate.spec (not in workloadMetadata nor in
+ * runtime-patch labels/annotations), or when it is tied to a job-scoped one
+ * (either names the other, or both carry the same hyphenated resource-name
+ * string); Cluster* kinds never are. GR_EINVAL past
+ * GR_NVCRE_WF_MAX_DEPENDENCIES. */
+int gr_nvcre_wf_dep_scopes(const json_t *spec, json_t **out, gr_err *err);
+/* Creation order of `deps` (indices): one that carries another's name
+ * comes after it; otherwise list order. Deletion is the reverse. */
+int gr_nvcre_wf_dep_order(const json_t *deps, json_t **out, gr_err *err);
+/* The workflow-scoped dependencies of `spec` in creation order (copies). */
+int gr_nvcre_wf_workflow_deps(const json_t *spec, json_t **out, gr_err *err);
+/* The rename suffix of job-scoped dependencies: "-<wfHash>-job" (single)
+ * or "-<wfHash>-<group>-iter-<n>"; wfHash is the Workflow name's trailing
+ * 5-character segment, or the first 5 hex digits of FNV-32a of the name
+ * when it has none. */
+void gr_nvcre_wf_dep_suffix(const char *wf, const char *group, int iteration, int single, char *out,
+                            size_t outsz);
+/* One Job's view of the effective spec (prepareJobDependencies): job-scoped
+ * dependencies renamed with the suffix (truncated to 63), cross-references
+ * carried by two or more of them renamed too, and every string value equal
+ * to an old name replaced in the Job spec (not in workloadMetadata nor in
+ * runtime-patch labels/annotations) and in the dependencies.
+ * *job_spec: the rewritten spec whose "dependencies" are the effective ones
+ * (workflow-scoped + renamed, creation order); *job_deps: the renamed
+ * job-scoped ones in creation order. Both owned by the caller. */
+int gr_nvcre_wf_prepare_job(const json_t *workflow, const json_t *spec, const char *group,
+                            int iteration, int single, json_t **job_spec, json_t **job_deps,
+                            gr_err *err);
+
 /* ------------------------------------------------------------ partitioning */
+
+/* The checkpoint guard (§2.1 step 4): with jobTemplate.spec.checkpoint, a
+ * v1 PersistentVolumeClaim named checkpoint.pvcName must be among the
+ * dependencies. GR_ESTATE CheckpointPVCMissing
+ * ("Checkpoint requires PVC \"x\" in dependencies") otherwise. */
+int gr_nvcre_wf_checkpoint_check(const json_t *spec, const char **reason, gr_err *err);
+
+/* orchestration.placement is Unpinned (ADR-089): one Job of exactly
+ * trainer.numNodes nodes, placed by the scheduler within the target. */
+int gr_nvcre_wf_unpinned(const json_t *spec);
 
 /* nodesPerJob: orchestration-independent, from trainer.numNodes; < 1 → all.
  * GR_ESTATE PartitionError when it exceeds the nodes available. */
@@ -215,6 +286,32 @@ int gr_nvcre_wf_plan(const json_t *workflow, const json_t *nodes, json_t **out, 
  * timeout happened while its pods were unschedulable. */
 int gr_nvcre_wf_job_timed_out(const json_t *job, int64_t group_start_ns, int64_t timeout_ns,
                               int64_t now_ns, int *out, int *blocked);
+
+/* The Job's InProgress reason is relayed to the Workflow
+ * (WorkloadSchedulingBlocked, ADR-083; WorkloadCreationRejected, JOB-85). */
+int gr_nvcre_wf_job_relayed(const json_t *job);
+/* The running Workflow's InProgress reason (static) and message: JobRunning
+ * "Iteration i/n: k groups running", or with `relay_job` (a relayed Job,
+ * may be NULL) JobSchedulingBlocked + "; job <name> scheduling blocked:
+ * <its InProgress message>" or JobCreationRejected + "; job <name> workload
+ * creation rejected: <message>". */
+const char *gr_nvcre_wf_running_condition(int iteration, int iterations, int running,
+                                          const json_t *relay_job, char *msg, size_t msgsz);
+/* ADR-053, for a PersistentVolume whose claim this Workflow deleted:
+ * GR_NVCRE_WF_PV_SET_DELETE when it is Released with policy Retain (set
+ * the policy to Delete), GR_NVCRE_WF_PV_WAIT while it is still Bound with
+ * Retain, GR_NVCRE_WF_PV_DONE otherwise. */
+enum { GR_NVCRE_WF_PV_DONE = 0, GR_NVCRE_WF_PV_WAIT = 1, GR_NVCRE_WF_PV_SET_DELETE = 2 };
+int gr_nvcre_wf_pv_reclaim(const json_t *pv);
+/* Pod-drain barrier before a retry (upstream #121): 1 while any of `pods`
+ * (the failed attempt's Pods) is not Succeeded/Failed, unless the wait that
+ * began at since_ns (0: not yet) has lasted GR_NVCRE_WF_DRAIN_MAX_NS. */
+#define GR_NVCRE_WF_DRAIN_MAX_NS (5LL * 60LL * 1000000000LL)
+int gr_nvcre_wf_drain_wait(const json_t *pods, int64_t since_ns, int64_t now_ns);
+/* The distinct nodes (sorted) that the pods in `pods` (a JSON array of Pod
+ * objects) were placed on; pods being deleted do not count. *out owned by
+ * the caller. GR_ETOOBIG past GR_NVCRE_WF_MAX_NODES pods. */
+int gr_nvcre_wf_placed_nodes(const json_t *pods, json_t **out, gr_err *err);
 
 /* setFinalStatus reason/message over failed groups (current + history).
  * failed_groups, hardware (any HardwareFailed), validation_only (every

@@ -22,6 +22,8 @@
 static const gr_kube_gvr GVR_WORKFLOWS = {GR_NVCRE_GROUP, GR_NVCRE_VERSION,
                                           GR_NVCRE_PLURAL_WORKFLOWS};
 static const gr_kube_gvr GVR_JOBS = {GR_NVCRE_GROUP, GR_NVCRE_VERSION, GR_NVCRE_PLURAL_JOBS};
+static const gr_kube_gvr GVR_PVS = {"", "v1", "persistentvolumes"};
+static const gr_kube_gvr GVR_PODS = {"", "v1", "pods"};
 
 struct gr_nvcre_wf_ctl {
     gr_kube_mgr *m;
@@ -30,6 +32,8 @@ struct gr_nvcre_wf_ctl {
     gr_kube_ctl *ctl;
     gr_kube_events *ev;
     int64_t requeue_ns;
+    void (*observe)(void *ctx, int64_t wall_ns, int64_t cpu_ns);
+    void *observe_ctx;
 };
 
 static const char *sget(const json_t *o, const char *k)
@@ -241,8 +245,16 @@ static int gvr_of(const json_t *obj, char *group, size_t gsz, char *version, siz
     return GR_OK;
 }
 
+/* Create (or adopt) dependencies in order. Workflow scope: group NULL.
+ * Job scope: refs also carry groupName and iteration. Each object gets the
+ * label nvcre.nvidia.com/workflow, the workflow-uid annotation and (when
+ * namespaced) the Workflow as controller owner (job-scoped ones are handed
+ * to their Job by own_job_deps() once it exists). An existing object is
+ * adopted when it carries this Workflow's uid annotation; one that is being
+ * deleted sets *not_ready (retry later); any other is a name collision. */
 static int ensure_deps(gr_nvcre_wf_ctl *c, const json_t *wf, const json_t *deps, json_t *refs,
-                       const char **reason, gr_err *err)
+                       const char *group, int iteration, int *not_ready, const char **reason,
+                       gr_err *err)
 {
     const json_t *md = json_object_get(wf, "metadata");
     const char *ns = sget(md, "namespace"), *wname = sget(md, "name"), *uid = sget(md, "uid");
@@ -259,6 +271,8 @@ static int ensure_deps(gr_nvcre_wf_ctl *c, const json_t *wf, const json_t *deps,
         json_t *obj = json_deep_copy(d);
         json_object_del(obj, "when");
         json_t *om = obj_get(obj, "metadata");
+        char dname[256];
+        snprintf(dname, sizeof(dname), "%s", sget(om, "name"));
         json_object_set_new(obj_get(om, "labels"), GR_NVCRE_LABEL_WORKFLOW, json_string(wname));
         json_object_set_new(obj_get(om, "annotations"), GR_NVCRE_ANN_WORKFLOW_UID,
                             json_string(uid));
@@ -271,36 +285,171 @@ static int ensure_deps(gr_nvcre_wf_ctl *c, const json_t *wf, const json_t *deps,
         int rc = gr_kube_create(c->c, &gvr, cluster_scoped ? NULL : ns, obj, NULL, NULL, &st, err);
         if (rc != GR_OK && st.reason == GR_KUBE_REASON_ALREADY_EXISTS) {
             json_t *have = NULL;
-            rc = gr_kube_get(c->c, &gvr, cluster_scoped ? NULL : ns, sget(om, "name"), NULL, &have,
-                             &st, err);
+            rc = gr_kube_get(c->c, &gvr, cluster_scoped ? NULL : ns, dname, NULL, &have, &st, err);
             const char *hu =
                 sget(gr_json_ptr_get(have, "/metadata/annotations"), GR_NVCRE_ANN_WORKFLOW_UID);
+            int deleting = rc == GR_OK && gr_json_ptr_get(have, "/metadata/deletionTimestamp");
             int owned = rc == GR_OK && !strcmp(hu, uid);
             json_decref(have);
+            if (deleting || rc == GR_ENOTFOUND) {
+                /* The previous owner's copy is going away: try again later. */
+                json_decref(obj);
+                *not_ready = 1;
+                return GR_OK;
+            }
             if (!owned) {
                 json_decref(obj);
                 *reason = GR_NVCRE_REASON_DEPENDENCY_NAME_COLLISION;
                 return gr_err_set(err, GR_ESTATE, GR_NVCRE_WF_MSG_DEP_COLLISION_FMT,
-                                  sget(d, "kind"), sget(om, "name"), wname);
+                                  sget(d, "kind"), dname, wname);
             }
             rc = GR_OK;
         }
         if (rc != GR_OK) {
             json_decref(obj);
+            if (st.reason != GR_KUBE_REASON_INVALID && st.reason != GR_KUBE_REASON_FORBIDDEN &&
+                st.reason != GR_KUBE_REASON_NOT_FOUND)
+                return rc; /* transient: retried with backoff */
             *reason = GR_NVCRE_REASON_DEPENDENCY_CREATION_ERROR;
             char m[GR_ERR_MSG_MAX];
             snprintf(m, sizeof(m), "%s", err ? err->msg : "");
-            return gr_err_set(err, GR_ESTATE, "dependency %s \"%s\": %s", sget(d, "kind"),
-                              sget(om, "name"), m);
+            return gr_err_set(err, GR_ESTATE, "dependency %s \"%s\": %s", sget(d, "kind"), dname,
+                              m);
         }
-        json_t *ref = json_pack("{s:s,s:s,s:s,s:s}", "apiVersion", sget(d, "apiVersion"), "kind",
-                                sget(d, "kind"), "name", sget(om, "name"), "scope", "workflow");
+        json_t *ref =
+            json_pack("{s:s,s:s,s:s,s:s}", "apiVersion", sget(d, "apiVersion"), "kind",
+                      sget(d, "kind"), "name", dname, "scope", group ? "job" : "workflow");
         if (!cluster_scoped)
             json_object_set_new(ref, "namespace", json_string(ns));
-        json_array_append_new(refs, ref);
+        if (group) {
+            json_object_set_new(ref, "groupName", json_string(group));
+            json_object_set_new(ref, "iteration", json_integer(iteration));
+        }
+        /* Idempotent: one ref per object. */
+        size_t k;
+        json_t *r;
+        int dup = 0;
+        json_array_foreach(refs, k, r) dup |= json_equal(r, ref);
+        if (!dup)
+            json_array_append(refs, ref);
+        json_decref(ref);
         json_decref(obj);
     }
     return GR_OK;
+}
+
+/* Hand a group's job-scoped dependencies to its Job (controller owner), so
+ * that deleting the Job lets the garbage collector take them too. */
+static void own_job_deps(gr_nvcre_wf_ctl *c, const json_t *refs, const char *group, int iteration,
+                         const json_t *job)
+{
+    const json_t *jm = json_object_get(job, "metadata");
+    json_t *patch = json_pack("{s:{s:[{s:s,s:s,s:s,s:s,s:b,s:b}]}}", "metadata", "ownerReferences",
+                              "apiVersion", GR_NVCRE_API_VERSION, "kind", GR_NVCRE_KIND_JOB, "name",
+                              sget(jm, "name"), "uid", sget(jm, "uid"), "controller", 1,
+                              "blockOwnerDeletion", 1);
+    size_t i;
+    json_t *r;
+    json_array_foreach(refs, i, r)
+    {
+        if (strcmp(sget(r, "scope"), "job") || strcmp(sget(r, "groupName"), group) ||
+            json_integer_value(json_object_get(r, "iteration")) != iteration ||
+            !*sget(r, "namespace"))
+            continue;
+        char g[128], v[64], p[128];
+        if (gvr_of(r, g, sizeof(g), v, sizeof(v), p, sizeof(p)) != GR_OK)
+            continue;
+        gr_kube_gvr gvr = {g, v, p};
+        gr_kube_status st;
+        gr_err e = {0};
+        if (gr_kube_patch(c->c, &gvr, sget(r, "namespace"), sget(r, "name"), GR_KUBE_PATCH_MERGE,
+                          patch, NULL, NULL, &st, &e) != GR_OK)
+            gr_log(GR_LOG_WARN, MOD, "handing a dependency to its Job failed",
+                   GR_KV_STR("name", sget(r, "name")), GR_KV_STR("error", e.msg), GR_KV_END);
+    }
+    json_decref(patch);
+}
+
+/* Delete one dependency named by a ref when this Workflow owns it (uid
+ * annotation), with a UID precondition. A PersistentVolumeClaim's bound
+ * volume is stamped first so that its reclaim policy can be fixed up once
+ * it is Released (reclaim_pvs()). */
+static void delete_dep_ref(gr_nvcre_wf_ctl *c, const json_t *wf, const json_t *r)
+{
+    char g[128], v[64], p[128];
+    if (gvr_of(r, g, sizeof(g), v, sizeof(v), p, sizeof(p)) != GR_OK)
+        return;
+    gr_kube_gvr gvr = {g, v, p};
+    json_t *have = NULL;
+    gr_kube_status st;
+    const char *rns = *sget(r, "namespace") ? sget(r, "namespace") : NULL;
+    const char *uid = sget(json_object_get(wf, "metadata"), "uid");
+    if (gr_kube_get(c->c, &gvr, rns, sget(r, "name"), NULL, &have, &st, NULL) != GR_OK)
+        return;
+    if (!strcmp(sget(gr_json_ptr_get(have, "/metadata/annotations"), GR_NVCRE_ANN_WORKFLOW_UID),
+                uid)) {
+        const char *pv = sget(gr_json_ptr_get(have, "/spec"), "volumeName");
+        if (!strcmp(sget(r, "kind"), "PersistentVolumeClaim") && *pv) {
+            json_t *stamp =
+                json_pack("{s:{s:{s:s}}}", "metadata", "labels", GR_NVCRE_ANN_WORKFLOW_UID, uid);
+            gr_kube_patch(c->c, &GVR_PVS, NULL, pv, GR_KUBE_PATCH_MERGE, stamp, NULL, NULL, &st,
+                          NULL);
+            json_decref(stamp);
+        }
+        gr_kube_opts d = {.precondition_uid = sget(json_object_get(have, "metadata"), "uid"),
+                          .propagation = "Background"};
+        gr_kube_delete(c->c, &gvr, rns, sget(r, "name"), &d, NULL, &st, NULL);
+    }
+    json_decref(have);
+}
+
+/* ADR-053: volumes of this Workflow's claims that are Released with policy
+ * Retain get Delete, so deleting the claim frees the storage. Returns the
+ * number of stamped volumes not yet Released (the caller checks again). */
+static int reclaim_pvs(gr_nvcre_wf_ctl *c, const json_t *wf)
+{
+    char sel[160];
+    snprintf(sel, sizeof(sel), "%s=%s", GR_NVCRE_ANN_WORKFLOW_UID,
+             sget(json_object_get(wf, "metadata"), "uid"));
+    gr_kube_opts lo = {.label_selector = sel};
+    json_t *list = NULL;
+    gr_kube_status st;
+    if (gr_kube_list(c->c, &GVR_PVS, NULL, &lo, &list, &st, NULL) != GR_OK)
+        return 0;
+    int waiting = 0;
+    size_t i;
+    json_t *pv;
+    json_array_foreach(json_object_get(list, "items"), i, pv)
+    {
+        int what = gr_nvcre_wf_pv_reclaim(pv);
+        waiting += what == GR_NVCRE_WF_PV_WAIT;
+        if (what != GR_NVCRE_WF_PV_SET_DELETE)
+            continue;
+        json_t *p = json_pack("{s:{s:s}}", "spec", "persistentVolumeReclaimPolicy", "Delete");
+        gr_kube_patch(c->c, &GVR_PVS, NULL, sget(json_object_get(pv, "metadata"), "name"),
+                      GR_KUBE_PATCH_MERGE, p, NULL, NULL, &st, NULL);
+        json_decref(p);
+    }
+    json_decref(list);
+    return waiting;
+}
+
+/* Delete the job-scoped dependencies of one group attempt and drop their
+ * refs from status.dependencyRefs (reverse creation order). */
+static void cleanup_job_deps(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status,
+                             const char *group, int iteration)
+{
+    json_t *refs = json_object_get(status, "dependencyRefs");
+    for (size_t k = json_array_size(refs); k-- > 0;) {
+        const json_t *r = json_array_get(refs, k);
+        if (strcmp(sget(r, "scope"), "job") || strcmp(sget(r, "groupName"), group) ||
+            json_integer_value(json_object_get(r, "iteration")) != iteration)
+            continue;
+        delete_dep_ref(c, wf, r);
+        json_array_remove(refs, k);
+    }
+    if (json_is_array(refs) && json_array_size(refs) == 0)
+        json_object_del(status, "dependencyRefs");
 }
 
 /* --------------------------------------------------------------- deletion */
@@ -334,22 +483,11 @@ static int handle_deletion(gr_nvcre_wf_ctl *c, const json_t *wf, int64_t *requeu
     }
     /* Dependencies in reverse order, owned only. */
     const json_t *refs = gr_json_ptr_get(wf, "/status/dependencyRefs");
-    for (size_t k = json_array_size(refs); k-- > 0;) {
-        const json_t *r = json_array_get(refs, k);
-        char g[128], v[64], p[128];
-        if (gvr_of(r, g, sizeof(g), v, sizeof(v), p, sizeof(p)) != GR_OK)
-            continue;
-        gr_kube_gvr gvr = {g, v, p};
-        json_t *have = NULL;
-        const char *rns = *sget(r, "namespace") ? sget(r, "namespace") : NULL;
-        if (gr_kube_get(c->c, &gvr, rns, sget(r, "name"), NULL, &have, &st, NULL) != GR_OK)
-            continue;
-        if (!strcmp(sget(gr_json_ptr_get(have, "/metadata/annotations"), GR_NVCRE_ANN_WORKFLOW_UID),
-                    sget(md, "uid"))) {
-            gr_kube_opts d = {.precondition_uid = sget(json_object_get(have, "metadata"), "uid")};
-            gr_kube_delete(c->c, &gvr, rns, sget(r, "name"), &d, NULL, &st, NULL);
-        }
-        json_decref(have);
+    for (size_t k = json_array_size(refs); k-- > 0;)
+        delete_dep_ref(c, wf, json_array_get(refs, k));
+    if (reclaim_pvs(c, wf) > 0) {
+        *requeue = 5000000000LL; /* ADR-053: until the claims' volumes are Released */
+        return GR_OK;
     }
     bool changed;
     rc = gr_kube_finalizer_drop(c->c, &GVR_WORKFLOWS, ns, name, GR_NVCRE_FINALIZER_WORKFLOW,
@@ -421,7 +559,15 @@ static int discover_and_partition(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *
     }
     /* Workflow-scoped dependencies, after the gang contract passed. */
     json_t *refs = json_array();
-    rc = ensure_deps(c, wf, json_object_get(plan, "dependencies"), refs, &reason, &perr);
+    int not_ready = 0;
+    rc = ensure_deps(c, wf, json_object_get(plan, "dependencies"), refs, NULL, 0, &not_ready,
+                     &reason, &perr);
+    if (rc == GR_OK && not_ready) {
+        json_decref(refs);
+        json_decref(plan);
+        return gr_err_set(err, GR_EAGAIN,
+                          "a dependency of the same name is still being deleted; retrying");
+    }
     if (rc == GR_ESTATE) {
         json_decref(refs);
         rc = fail_wf(c, wf, status, reason, perr.msg, err);
@@ -447,6 +593,8 @@ static int discover_and_partition(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *
         json_object_set_new(ng, "phase", json_string(GR_NVCRE_PHASE_PENDING));
         json_array_append_new(groups, ng);
     }
+    if (json_array_size(json_object_get(plan, "gpuProducts")))
+        json_object_set(orch, "gpuProducts", json_object_get(plan, "gpuProducts"));
     json_object_set(orch, "totalNodes", json_object_get(plan, "totalNodes"));
     json_object_set(orch, "nodesPerJob", json_object_get(plan, "nodesPerJob"));
     json_object_set_new(orch, "totalGroups", json_integer((json_int_t)json_array_size(groups)));
@@ -476,6 +624,8 @@ static int effective_spec(const json_t *wf, json_t **eff, const char **reason, g
         GR_NVCRE_KIND_TRAIN_JOB,
         gr_json_ptr_get(spec, "/orchestration/topology/topologyKey") ? "topology" : "simple", 0};
     int rc = gr_nvcre_wf_apply_overrides(spec, &ctx, eff, NULL, NULL, reason, err);
+    if (rc == GR_OK)
+        rc = gr_nvcre_wf_checkpoint_check(*eff, reason, err);
     if (rc != GR_OK)
         return rc;
     return gr_nvcre_wf_gang_check(*eff, NULL, reason, err);
@@ -590,6 +740,49 @@ static int write_result_cms(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
     return GR_OK;
 }
 
+/* ADR-089: an Unpinned group's nodes are the nodes its Job's pods were
+ * placed on (label nvcre.nvidia.com/job), sorted. */
+static void backfill_nodes(gr_nvcre_wf_ctl *c, const char *ns, const char *job, json_t *g)
+{
+    char sel[320];
+    snprintf(sel, sizeof(sel), "%s=%s", GR_NVCRE_LABEL_JOB, job);
+    gr_kube_opts lo = {.label_selector = sel};
+    json_t *list = NULL;
+    gr_kube_status st;
+    if (gr_kube_list(c->c, &GVR_PODS, ns, &lo, &list, &st, NULL) != GR_OK)
+        return;
+    json_t *pods = json_object_get(list, "items");
+    json_t *names = NULL;
+    if (gr_nvcre_wf_placed_nodes(pods, &names, NULL) == GR_OK &&
+        json_array_size(names) > json_array_size(json_object_get(g, "nodes")))
+        json_object_set(g, "nodes", names);
+    json_decref(names);
+    json_decref(list);
+}
+
+/* Before a retry: are pods of the failed attempt (label
+ * nvcre.nvidia.com/job) still running? The wait starts at the group's
+ * completionTime (set here on the first look) and is bounded by
+ * GR_NVCRE_WF_DRAIN_MAX_NS. A failed list does not hold the retry. */
+static int drain_pending(gr_nvcre_wf_ctl *c, const char *ns, const char *job, json_t *g,
+                         int64_t now)
+{
+    char sel[320];
+    snprintf(sel, sizeof(sel), "%s=%s", GR_NVCRE_LABEL_JOB, job);
+    gr_kube_opts lo = {.label_selector = sel};
+    json_t *list = NULL;
+    gr_kube_status st;
+    if (gr_kube_list(c->c, &GVR_PODS, ns, &lo, &list, &st, NULL) != GR_OK)
+        return 0;
+    int64_t since = 0;
+    gr_time_parse_ns(sget(g, "completionTime"), &since, NULL);
+    int wait = gr_nvcre_wf_drain_wait(json_object_get(list, "items"), since, now);
+    json_decref(list);
+    if (wait && !since)
+        json_object_set_new(g, "completionTime", now_str());
+    return wait;
+}
+
 static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status, int64_t *requeue,
                             gr_err *err)
 {
@@ -621,9 +814,15 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
     int single = iterations <= 1 && json_array_size(groups) <= 1 &&
                  !gr_json_ptr_get(eff, "/orchestration/diagnose");
     int64_t now = now_ns();
+    int unpinned = gr_nvcre_wf_unpinned(eff);
+    int npj = (int)json_integer_value(json_object_get(orch, "nodesPerJob"));
     size_t i;
     json_t *g;
     int running = 0;
+    json_t *later = json_array(); /* Workflow events, sent once the status is written */
+    int soon = 0;                 /* a group waits for an old object to go away */
+    json_t *relay = NULL;         /* the first Job whose InProgress reason is relayed */
+    const char *relay_group = "";
     /* 1. Track running groups. */
     json_array_foreach(groups, i, g)
     {
@@ -673,27 +872,68 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
             }
         } else {
             json_decref(eff);
+            json_decref(later);
+            json_decref(relay);
             return gr_err_set(err, grc, "reading Job %s failed", key);
         }
+        if (unpinned && job && (int)json_array_size(json_object_get(g, "nodes")) < npj)
+            backfill_nodes(c, ns, jn, g); /* ADR-089: the nodes the pods landed on */
         if (!phase) {
             running++;
+            if (!relay && gr_nvcre_wf_job_relayed(job)) {
+                relay = json_incref(job);
+                relay_group = sget(g, "name");
+            }
             json_decref(job);
             continue;
         }
         if (!strcmp(phase, GR_NVCRE_PHASE_FAILED)) {
             int retries = (int)json_integer_value(json_object_get(g, "retries"));
-            if (retry_limit > 0 && retries < retry_limit && !timed_out) {
+            int retry = retry_limit > 0 && retries < retry_limit && !timed_out;
+            if (retry && drain_pending(c, ns, jn, g, now)) {
+                /* Upstream #121: the replacement starts only once the old
+                 * pods are gone (CUDA error 719 otherwise). */
+                if (job) {
+                    gr_kube_status st;
+                    gr_kube_delete(c->c, &GVR_JOBS, ns, jn, NULL, NULL, &st, NULL);
+                }
+                soon = 1;
+                running++;
+                json_decref(job);
+                continue;
+            }
+            if (!job) {
+                /* Deleted by someone before it finished: a failure of the
+                 * group, relaunched while retries are left (§2.10). */
+                char m[512];
+                if (retry)
+                    snprintf(m, sizeof(m), GR_NVCRE_WF_MSG_JOB_DELETED_RELAUNCH_FMT, jn,
+                             sget(g, "name"), retries + 1, retry_limit);
+                else
+                    snprintf(m, sizeof(m), GR_NVCRE_WF_MSG_JOB_DELETED_FAILED_FMT, jn,
+                             sget(g, "name"));
+                json_array_append_new(later,
+                                      json_pack("{s:s,s:s,s:s}", "type", "Warning", "reason",
+                                                GR_NVCRE_WF_EVENT_JOB_DELETED, "message", m));
+            }
+            if (retry) {
                 gr_kube_status st;
-                gr_kube_delete(c->c, &GVR_JOBS, ns, jn, NULL, NULL, &st, NULL);
+                if (job)
+                    gr_kube_delete(c->c, &GVR_JOBS, ns, jn, NULL, NULL, &st, NULL);
+                cleanup_job_deps(c, wf, status, sget(g, "name"), cur);
                 json_object_set_new(g, "retries", json_integer(retries + 1));
                 json_object_set_new(g, "phase", json_string(GR_NVCRE_PHASE_PENDING));
                 json_object_del(g, "jobRef");
                 json_object_del(g, "startTime");
+                json_object_del(g, "completionTime");
+                if (unpinned) /* the replacement may land elsewhere: attribute afresh */
+                    json_object_set_new(g, "nodes", json_array());
                 json_decref(job);
                 continue;
             }
             record_failed_nodes(status, job, g, hw, val);
         }
+        cleanup_job_deps(c, wf, status, sget(g, "name"), cur);
         json_object_set_new(g, "phase", json_string(phase));
         json_object_set_new(g, "completionTime", now_str());
         json_decref(job);
@@ -741,6 +981,8 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
                 json_object_del(g, "jobRef");
                 json_object_del(g, "startTime");
                 json_object_del(g, "completionTime");
+                if (unpinned)
+                    json_object_set_new(g, "nodes", json_array());
             }
             cur = completed + 1;
             json_object_set_new(orch, "currentIteration", json_integer(cur));
@@ -793,6 +1035,8 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
             rc = write_result_cms(c, wf, status, err);
             if (rc != GR_OK) {
                 json_decref(eff);
+                json_decref(later);
+                json_decref(relay);
                 return rc;
             }
             int ch = set_exclusive(status, failed ? GR_NVCRE_COND_FAILED : GR_NVCRE_COND_SUCCEEDED,
@@ -802,7 +1046,11 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
                              GR_NVCRE_REASON_JOB_VALIDATION_FAILED,
                              GR_NVCRE_MSG_JOB_VALIDATION_FAILED, gen);
             json_decref(eff);
+            json_decref(relay);
             rc = write_status(c, wf, status, err);
+            if (rc == GR_OK)
+                emit_all(c, wf, later);
+            json_decref(later);
             if (rc == GR_OK && ch)
                 emit(c, wf, failed ? "Warning" : "Normal", fr, msg);
             return rc;
@@ -817,27 +1065,80 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
             break;
         if (group_nodes_overlap(groups, g))
             continue; /* overflow groups wait for their lenders */
-        /* WF-36, WF-37: the gang contract again before every group. */
-        json_t *eff2 = NULL;
+        /* WF-36, WF-37: the gang contract again before every group, on the
+         * spec as this group's Job sees it (job-scoped dependencies renamed). */
+        json_t *eff2 = NULL, *js = NULL, *jd = NULL;
         rc = effective_spec(wf, &eff2, &reason, &perr);
-        if (rc == GR_ESTATE) {
+        if (rc == GR_OK)
+            rc = gr_nvcre_wf_prepare_job(wf, eff2, sget(g, "name"), cur, single, &js, &jd, &perr);
+        if (rc == GR_OK)
+            rc = gr_nvcre_wf_gang_check(js, NULL, &reason, &perr);
+        json_decref(eff2);
+        if (rc == GR_ESTATE || rc == GR_EINVAL) {
             char m[GR_ERR_MSG_MAX + 64];
             snprintf(m, sizeof(m), "group %s: %s", sget(g, "name"), perr.msg);
+            json_decref(js);
+            json_decref(jd);
             json_decref(eff);
-            return fail_wf(c, wf, status, reason, m, err);
+            json_decref(later);
+            json_decref(relay);
+            return fail_wf(c, wf, status,
+                           rc == GR_ESTATE ? reason : GR_NVCRE_REASON_DEPENDENCY_CREATION_ERROR, m,
+                           err);
         }
-        json_decref(eff2);
-        json_t *job = NULL;
-        rc = gr_nvcre_wf_render_job(wf, eff, g, cur, single, &job, &perr);
         if (rc != GR_OK) {
+            json_decref(js);
+            json_decref(jd);
             json_decref(eff);
+            json_decref(later);
+            json_decref(relay);
+            return gr_err_set(err, rc, "%s", perr.msg);
+        }
+        json_t *job = NULL;
+        rc = gr_nvcre_wf_render_job(wf, js, g, cur, single, &job, &perr);
+        json_decref(js);
+        if (rc != GR_OK) {
+            json_decref(jd);
+            json_decref(eff);
+            json_decref(later);
+            json_decref(relay);
             return fail_wf(c, wf, status, GR_NVCRE_REASON_JOB_CREATION_ERROR, perr.msg, err);
+        }
+        /* Job-scoped dependencies first (owned by the Workflow until the
+         * Job exists), so the Job's workload finds them. */
+        json_t *refs = json_object_get(status, "dependencyRefs");
+        if (!json_is_array(refs)) {
+            refs = json_array();
+            json_object_set_new(status, "dependencyRefs", refs);
+        }
+        int not_ready = 0;
+        rc = ensure_deps(c, wf, jd, refs, sget(g, "name"), cur, &not_ready, &reason, &perr);
+        json_decref(jd);
+        if (json_array_size(refs) == 0)
+            json_object_del(status, "dependencyRefs");
+        if (rc == GR_ESTATE) {
+            json_decref(job);
+            json_decref(eff);
+            json_decref(later);
+            json_decref(relay);
+            return fail_wf(c, wf, status, reason, perr.msg, err);
+        }
+        if (rc != GR_OK || not_ready) {
+            /* An old copy is still being deleted, or a transient error:
+             * the group stays Pending and we look again shortly. */
+            json_decref(job);
+            if (rc != GR_OK)
+                gr_log(GR_LOG_WARN, MOD, "creating job dependencies failed",
+                       GR_KV_STR("workflow", wname), GR_KV_STR("error", perr.msg), GR_KV_END);
+            soon = 1;
+            continue;
         }
         const char *jn = sget(json_object_get(job, "metadata"), "name");
         char jname[128];
         snprintf(jname, sizeof(jname), "%s", jn);
         gr_kube_status st;
-        rc = gr_kube_create(c->c, &GVR_JOBS, ns, job, NULL, NULL, &st, &perr);
+        json_t *created = NULL;
+        rc = gr_kube_create(c->c, &GVR_JOBS, ns, job, NULL, &created, &st, &perr);
         json_decref(job);
         if (rc != GR_OK && st.reason == GR_KUBE_REASON_ALREADY_EXISTS) {
             json_t *have = NULL;
@@ -848,21 +1149,34 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
             json_array_foreach(gr_json_ptr_get(have, "/metadata/ownerReferences"), k, o) ours |=
                 json_is_true(json_object_get(o, "controller")) &&
                 !strcmp(sget(o, "uid"), sget(md, "uid"));
-            json_decref(have);
+            if (rc != GR_OK || gr_json_ptr_get(have, "/metadata/deletionTimestamp")) {
+                /* The previous attempt's Job is still going away. */
+                json_decref(have);
+                soon = 1;
+                continue;
+            }
             if (!ours) {
+                json_decref(have);
                 char m[512];
                 snprintf(m, sizeof(m), GR_NVCRE_WF_MSG_JOB_COLLISION_FMT, jname, ns, wname);
                 json_decref(eff);
+                json_decref(later);
+                json_decref(relay);
                 return fail_wf(c, wf, status, GR_NVCRE_REASON_JOB_NAME_COLLISION, m, err);
             }
+            created = have;
             rc = GR_OK;
         }
         if (rc != GR_OK) {
             json_decref(eff);
+            json_decref(later);
+            json_decref(relay);
             if (st.reason == GR_KUBE_REASON_INVALID || st.reason == GR_KUBE_REASON_FORBIDDEN)
                 return fail_wf(c, wf, status, GR_NVCRE_REASON_JOB_CREATION_ERROR, perr.msg, err);
             return gr_err_set(err, rc, "%s", perr.msg);
         }
+        own_job_deps(c, refs, sget(g, "name"), cur, created);
+        json_decref(created);
         json_object_set_new(g, "phase", json_string(GR_NVCRE_PHASE_RUNNING));
         json_object_set_new(g, "jobRef",
                             json_pack("{s:s,s:s,s:s}", "apiVersion", GR_NVCRE_API_VERSION, "kind",
@@ -872,20 +1186,52 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
     }
     json_decref(eff);
     if (running > 0) {
-        char msg[256];
-        snprintf(msg, sizeof(msg), GR_NVCRE_MSG_JOBS_RUNNING_FMT, cur, iterations, running);
-        if (set_exclusive(status, GR_NVCRE_COND_IN_PROGRESS, GR_NVCRE_REASON_JOB_RUNNING, msg, gen))
-            emit(c, wf, "Normal", GR_NVCRE_REASON_JOB_RUNNING, msg);
+        /* JobRunning, or the first Job's blocked/rejected state relayed
+         * (ADR-083, JOB-85). */
+        char msg[1024];
+        const char *rr =
+            gr_nvcre_wf_running_condition(cur, iterations, running, relay, msg, sizeof(msg));
+        if (set_exclusive(status, GR_NVCRE_COND_IN_PROGRESS, rr, msg, gen))
+            json_array_append_new(
+                later, json_pack("{s:s,s:s,s:s}", "type", "Normal", "reason", rr, "message", msg));
     }
-    *requeue = c->requeue_ns;
-    return write_status(c, wf, status, err);
+    (void)relay_group;
+    json_decref(relay);
+    *requeue = soon ? 1000000000LL : c->requeue_ns;
+    rc = write_status(c, wf, status, err);
+    if (rc == GR_OK)
+        emit_all(c, wf, later);
+    json_decref(later);
+    return rc;
 }
 
 /* --------------------------------------------------------------- reconcile */
 
+static int reconcile_one(gr_nvcre_wf_ctl *c, const char *key, int64_t *requeue_after_ns,
+                         gr_err *err);
+
+static int64_t clock_ns(clockid_t id)
+{
+    struct timespec t;
+    clock_gettime(id, &t);
+    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
 static int reconcile(void *ctx, const char *key, int64_t *requeue_after_ns, gr_err *err)
 {
     gr_nvcre_wf_ctl *c = ctx;
+    if (!c->observe)
+        return reconcile_one(c, key, requeue_after_ns, err);
+    int64_t w0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    int rc = reconcile_one(c, key, requeue_after_ns, err);
+    c->observe(c->observe_ctx, clock_ns(CLOCK_MONOTONIC) - w0,
+               clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0);
+    return rc;
+}
+
+static int reconcile_one(gr_nvcre_wf_ctl *c, const char *key, int64_t *requeue_after_ns,
+                         gr_err *err)
+{
     json_t *wf = NULL;
     int rc = gr_kube_cache_get(c->workflows, key, &wf, err);
     if (rc == GR_ENOTFOUND)
@@ -963,6 +1309,8 @@ int gr_nvcre_wf_ctl_register(gr_kube_mgr *m, const gr_nvcre_wf_ctl_opts *o, gr_n
     c->m = m;
     c->c = gr_kube_mgr_client(m);
     c->requeue_ns = o && o->requeue_ns > 0 ? o->requeue_ns : 15LL * 1000000000LL;
+    c->observe = o ? o->observe : NULL;
+    c->observe_ctx = o ? o->observe_ctx : NULL;
     const char *ns = o ? o->ns : NULL;
     int rc;
     if ((rc = gr_kube_mgr_cache(

@@ -34,6 +34,10 @@ typedef struct gr_nvcre_wf_ctl_opts {
     int workers;        /* --max-concurrent-reconciles */
     int64_t requeue_ns; /* periodic requeue while running (0 = 15 s) */
     const char *ns;     /* watch one namespace (NULL = all) */
+    /* Optional (benchmarks): called after every reconcile with its wall
+     * time and the CPU time of the worker thread that ran it. */
+    void (*observe)(void *ctx, int64_t wall_ns, int64_t cpu_ns);
+    void *observe_ctx;
 } gr_nvcre_wf_ctl_opts;
 
 int gr_nvcre_wf_ctl_register(gr_kube_mgr *m, const gr_nvcre_wf_ctl_opts *o, gr_nvcre_wf_ctl **out,

@@ -114,6 +114,16 @@ static int reconcile(void *ctx, const char *key, int64_t *requeue_after_ns, gr_e
         return rc;
     }
     bool created_before = gr_json_ptr_get(run, "/status/workflowRef") != NULL;
+    if (!wf && created_before) {
+        /* A cache miss is not proof of deletion: the Workflow informer may
+         * not have seen the Workflow this controller just created. */
+        gr_kube_status st;
+        rc = gr_kube_get(c->c, &GVR_WORKFLOWS, ns, name, NULL, &wf, &st, err);
+        if (rc != GR_OK && rc != GR_ENOTFOUND) {
+            json_decref(run);
+            return rc;
+        }
+    }
     if (wf && !gr_kube_is_owned_by(wf, uid)) {
         char msg[700];
         snprintf(msg, sizeof msg, "Workflow %s exists and is not controlled by WorkloadRun %s",

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -276,10 +277,17 @@ static int start_manager(runner *r)
     char logpath[PATH_MAX + 16];
     fmt_str(logpath, sizeof logpath, "%s/manager.log", r->tmpdir);
     fprintf(stderr, "reconcile-cases: manager: %s (log %s)\n", cmd, logpath);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        /* If the runner dies (a crash, SIGKILL from a CTest timeout), the
+         * manager goes with it instead of reconciling the shared control
+         * plane for the next test. `sh -c 'exec …'` keeps the signal: it
+         * survives exec. */
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
+            _exit(127);
         int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) {
             dup2(fd, 1);

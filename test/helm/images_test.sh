@@ -47,32 +47,47 @@ check_blob() { # layout digest size what
   [[ $(stat -c %s "$f") == "$3" ]] || die "$4: blob $2 size $(stat -c %s "$f") != $3"
 }
 
-# How to run a program inside an image root.
+# How to run a program inside an image root. Each way is tried on a real
+# program of the preflight image, and the first that works is used: a probe
+# of the tool alone is not enough (inside a chroot, `unshare -m` works but
+# mounting /proc does not; a sanitizer build cannot run without /proc).
 # Sanitizer builds (CI): LeakSanitizer needs /proc, which a bare chroot lacks.
 SAN_ENV=(ASAN_OPTIONS=detect_leaks=0)
 CHROOT=$(command -v chroot || true)
 UNSHARE=$(command -v unshare || true)
-if [[ $(id -u) == 0 && -n $CHROOT && -n $UNSHARE ]] && "$UNSHARE" -m -p -f true 2>/dev/null; then
-  # With its own /proc (sanitizers read their options from /proc/self/environ).
-  in_image() {
-    local r=$1; shift
-    mkdir -p "$r/proc"
-    env -i "${SAN_ENV[@]}" "$UNSHARE" -m -p -f --mount-proc="$r/proc" "$CHROOT" --userspec=65532:65532 "$r" "$@"
-  }
-  how="chroot as 65532:65532 with its own /proc"
-elif [[ $(id -u) == 0 ]] && [[ -n $CHROOT ]]; then
-  in_image() { local r=$1; shift; env -i "${SAN_ENV[@]}" "$CHROOT" --userspec=65532:65532 "$r" "$@"; }
-  how="chroot as 65532:65532"
-elif [[ -n $UNSHARE && -n $CHROOT ]] && "$UNSHARE" -r true 2>/dev/null; then
-  in_image() { local r=$1; shift; env -i "${SAN_ENV[@]}" "$UNSHARE" -r "$CHROOT" "$r" "$@"; }
-  how="unshare -r chroot"
-else
-  in_image() { # the image's own loader and libraries, no chroot
-    local r=$1 prog=$2; shift 2
-    env -i "${SAN_ENV[@]}" "$r/lib64/ld-linux-x86-64.so.2" --library-path "$r/lib/x86_64-linux-gnu:$r/usr/lib/x86_64-linux-gnu" "$r$prog" "$@"
-  }
-  how="the image's dynamic loader"
-fi
+in_image_procns() { # with its own /proc (sanitizers read /proc/self/environ)
+  local r=$1; shift
+  mkdir -p "$r/proc"
+  env -i "${SAN_ENV[@]}" "$UNSHARE" -m -p -f --mount-proc="$r/proc" "$CHROOT" --userspec=65532:65532 "$r" "$@"
+}
+in_image_chroot() { local r=$1; shift; env -i "${SAN_ENV[@]}" "$CHROOT" --userspec=65532:65532 "$r" "$@"; }
+in_image_userns() { local r=$1; shift; env -i "${SAN_ENV[@]}" "$UNSHARE" -r "$CHROOT" "$r" "$@"; }
+in_image_loader() { # the image's own loader and libraries, no chroot
+  local r=$1 prog=$2; shift 2
+  env -i "${SAN_ENV[@]}" "$r/lib64/ld-linux-x86-64.so.2" --library-path "$r/lib/x86_64-linux-gnu:$r/usr/lib/x86_64-linux-gnu" "$r$prog" "$@"
+}
+declare -A HOW=([procns]="chroot as 65532:65532 with its own /proc" [chroot]="chroot as 65532:65532"
+  [userns]="unshare -r chroot" [loader]="the image's dynamic loader")
+ways=()
+if [[ -n $CHROOT && -n $UNSHARE && $(id -u) == 0 ]]; then ways+=(procns); fi
+if [[ -n $CHROOT && $(id -u) == 0 ]]; then ways+=(chroot); fi
+if [[ -n $CHROOT && -n $UNSHARE && $(id -u) != 0 ]]; then ways+=(userns); fi
+ways+=(loader)
+how="" tried=""
+for w in "${ways[@]}"; do
+  ok=0
+  "in_image_$w" "$OUT/preflight.rootfs" /usr/local/bin/gpuready-preflight-gang --help >"$WORK/probe" 2>&1 && ok=1
+  # the layout checks below compare the layer with this tree: leave no /proc
+  rmdir "$OUT/preflight.rootfs/proc" 2>/dev/null || true
+  if ((ok)); then
+    eval "in_image() { in_image_$w \"\$@\"; }"
+    how=${HOW[$w]}
+    break
+  fi
+  tried+=$'\n'"  ${HOW[$w]}: $(tail -n 3 "$WORK/probe" | tr '\n' ' ')"
+done
+[[ -n $how ]] || die "no way to run a program of the preflight image here:$tried"
+[[ -z $tried ]] || note "could not run programs with:$tried"
 note "running programs with $how"
 
 sanitized=0

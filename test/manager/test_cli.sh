@@ -28,6 +28,8 @@ expect_usage 'unknown flag: --bogus' --leader-elect --bogus
 expect_usage '--controllers: unknown controller "jobs"' --controllers=job,jobs
 expect_usage '--controllers: unknown controller "-"' --controllers=-
 expect_usage 'flag needs an argument: --namespace' --namespace
+expect_usage '--namespace given twice ("a" and "b"): a manager watches one namespace or all of them' \
+  --namespace a --namespace=b
 expect_usage 'invalid value "ten" for --max-concurrent-reconciles' --max-concurrent-reconciles ten
 expect_usage 'invalid value "0" for --measurement-max-concurrent-reconciles' \
   --measurement-max-concurrent-reconciles=0

@@ -1,12 +1,15 @@
 /*
  * fuzz_nvcre_overrides.c — the override matcher and merger
  * (gr_nvcre_wf_apply_overrides(), gr_nvcre_wf_when_match()) on arbitrary
- * input: a JSON array [spec, platform, gpuArchitecture, domainCount]. It
+ * input: a JSON array [spec, platform, gpuArchitecture, domainCount], and
+ * the dependency scoping and per-Job renaming on the effective spec
+ * (gr_nvcre_wf_prepare_job(): every job-scoped name ends up ≤ 63 chars). It
  * must never crash, leak or hang, and never modify its input.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gr_json.h"
 #include "gr_nvcre_wf.h"
@@ -34,6 +37,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         if (rc == GR_OK)
             (void)gr_nvcre_wf_gang_check(eff, NULL, &reason, NULL);
+        if (rc == GR_OK) {
+            json_t *wf = json_pack("{s:{s:s}}", "metadata", "name", pl ? pl : "wf");
+            json_t *js = NULL, *jd = NULL;
+            if (gr_nvcre_wf_prepare_job(wf, eff, "group-0-overflow", 12, 0, &js, &jd, NULL) ==
+                GR_OK) {
+                size_t k;
+                json_t *d;
+                json_array_foreach(jd, k, d)
+                {
+                    const char *n = json_string_value(gr_json_ptr_get(d, "/metadata/name"));
+                    if (n && strlen(n) > 63)
+                        abort();
+                }
+            }
+            json_decref(js);
+            json_decref(jd);
+            json_decref(wf);
+        }
         json_decref(eff);
         json_decref(trk);
         json_decref(events);

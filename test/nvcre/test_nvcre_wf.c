@@ -749,6 +749,274 @@ static void test_plan(void **state)
     json_decref(wf);
 }
 
+/* ------------------------------------------------------------- dependencies */
+
+/* §2.8: a TrainingRuntime named by the job spec, a ComputeDomain tied to it
+ * by a shared resource-claim name, a ConfigMap nobody names (workflow
+ * scope) and a cluster-scoped runtime (never job-scoped). */
+static const char *DEPS_SPEC =
+    "{\"jobTemplate\":{\"spec\":{\"workloadMetadata\":{\"labels\":{\"q\":\"shared-cm\"}},"
+    "\"workload\":{\"trainJob\":{\"runtimeRef\":{\"kind\":\"TrainingRuntime\",\"name\":\"rt\"},"
+    "\"runtimePatches\":[{\"manager\":\"m\",\"trainingRuntimeSpec\":{\"template\":{\"metadata\":"
+    "{\"labels\":{\"team\":\"rt\"}}}}}],\"trainer\":{\"numNodes\":1}}}}},"
+    "\"dependencies\":["
+    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"shared-cm\"},"
+    "\"data\":{\"k\":\"v\"}},"
+    "{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainingRuntime\","
+    "\"metadata\":{\"name\":\"rt\"},\"spec\":{\"claims\":[{\"resourceClaimTemplateName\":"
+    "\"imex-channel\"}]}},"
+    "{\"apiVersion\":\"resource.nvidia.com/v1beta1\",\"kind\":\"ComputeDomain\","
+    "\"metadata\":{\"name\":\"imex\"},\"spec\":{\"channel\":{\"resourceClaimTemplate\":{\"name\":"
+    "\"imex-channel\"}}}},"
+    "{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"ClusterTrainingRuntime\","
+    "\"metadata\":{\"name\":\"rt2\"},\"spec\":{\"x\":\"rt\"}}],"
+    "\"orchestration\":{\"iterations\":1}}";
+
+static void test_dependencies(void **state)
+{
+    (void)state;
+    json_t *spec = J(DEPS_SPEC);
+    json_t *scopes = NULL, *order = NULL;
+    gr_err err = {0};
+    assert_int_equal(gr_nvcre_wf_dep_scopes(spec, &scopes, &err), GR_OK);
+    /* workloadMetadata never makes a dependency job-scoped; the runtime is
+     * named by runtimeRef; the ComputeDomain shares "imex-channel" with it;
+     * Cluster* kinds stay workflow-scoped. */
+    assert_json_at(scopes, "", "[\"workflow\",\"job\",\"job\",\"workflow\"]");
+    /* Creation order: the ClusterTrainingRuntime carries "rt", so it comes
+     * after the runtime; the rest keep list order. */
+    assert_int_equal(gr_nvcre_wf_dep_order(json_object_get(spec, "dependencies"), &order, &err),
+                     GR_OK);
+    assert_json_at(order, "", "[0,1,2,3]");
+    json_decref(order);
+    json_t *rev = J("[{\"kind\":\"A\",\"metadata\":{\"name\":\"aaa\"},\"x\":\"bbb\"},"
+                    "{\"kind\":\"B\",\"metadata\":{\"name\":\"bbb\"}}]");
+    assert_int_equal(gr_nvcre_wf_dep_order(rev, &order, &err), GR_OK);
+    assert_json_at(order, "", "[1,0]"); /* bbb first: aaa names it */
+    json_decref(order);
+    json_decref(rev);
+    json_decref(scopes);
+    /* Suffix: the Workflow name's 5-character hash segment, else FNV. */
+    char sfx[128];
+    gr_nvcre_wf_dep_suffix("cert-comm-nccl-a1b2c", "group-0", 1, 1, sfx, sizeof(sfx));
+    assert_string_equal(sfx, "-a1b2c-job");
+    gr_nvcre_wf_dep_suffix("cert-comm-nccl-a1b2c", "group-1", 2, 0, sfx, sizeof(sfx));
+    assert_string_equal(sfx, "-a1b2c-group-1-iter-2");
+    gr_nvcre_wf_dep_suffix("wf", "group-0", 1, 1, sfx, sizeof(sfx));
+    assert_int_equal(strlen(sfx), strlen("-xxxxx-job"));
+    /* prepare: renamed deps, references rewritten, cross-reference renamed,
+     * workloadMetadata and runtime-patch labels kept. */
+    json_t *wf = J("{\"metadata\":{\"name\":\"run-a1b2c\",\"namespace\":\"ns\"}}");
+    json_t *js = NULL, *jd = NULL;
+    assert_int_equal(gr_nvcre_wf_prepare_job(wf, spec, "group-0", 1, 1, &js, &jd, &err), GR_OK);
+    assert_json_at(js, "/jobTemplate/spec/workload/trainJob/runtimeRef/name", "\"rt-a1b2c-job\"");
+    assert_json_at(js, "/jobTemplate/spec/workloadMetadata/labels/q", "\"shared-cm\"");
+    assert_json_at(
+        js,
+        "/jobTemplate/spec/workload/trainJob/runtimePatches/0/trainingRuntimeSpec/template/"
+        "metadata/labels/team",
+        "\"rt\"");
+    assert_int_equal(json_array_size(jd), 2);
+    assert_json_at(jd, "/0/metadata/name", "\"rt-a1b2c-job\"");
+    assert_json_at(jd, "/0/spec/claims/0/resourceClaimTemplateName", "\"imex-channel-a1b2c-job\"");
+    assert_json_at(jd, "/1/metadata/name", "\"imex-a1b2c-job\"");
+    assert_json_at(jd, "/1/spec/channel/resourceClaimTemplate/name", "\"imex-channel-a1b2c-job\"");
+    /* The effective dependencies: workflow-scoped unchanged + renamed. */
+    assert_int_equal(json_array_size(json_object_get(js, "dependencies")), 4);
+    assert_json_at(js, "/dependencies/0/metadata/name", "\"shared-cm\"");
+    assert_json_at(js, "/dependencies/3/spec/x", "\"rt\""); /* shared: never renamed */
+    json_decref(js);
+    json_decref(jd);
+    /* Names past 63 characters are truncated with the FNV suffix. */
+    assert_int_equal(gr_nvcre_wf_prepare_job(wf, spec, "group-123456789012345678901234567890", 12,
+                                             0, &js, &jd, &err),
+                     GR_OK);
+    assert_true(strlen(json_string_value(gr_json_ptr_get(jd, "/1/spec/channel/"
+                                                             "resourceClaimTemplate/name"))) <= 63);
+    json_decref(js);
+    json_decref(jd);
+    /* Workflow-scoped dependencies alone, in creation order. */
+    json_t *wd = NULL;
+    assert_int_equal(gr_nvcre_wf_workflow_deps(spec, &wd, &err), GR_OK);
+    assert_int_equal(json_array_size(wd), 2);
+    assert_json_at(wd, "/0/metadata/name", "\"shared-cm\"");
+    assert_json_at(wd, "/1/metadata/name", "\"rt2\"");
+    json_decref(wd);
+    json_decref(wf);
+    json_decref(spec);
+}
+
+static void test_checkpoint_guard(void **state)
+{
+    (void)state;
+    json_t *spec = J(BASE_SPEC);
+    const char *reason = NULL;
+    gr_err err = {0};
+    assert_int_equal(gr_nvcre_wf_checkpoint_check(spec, &reason, &err), GR_OK);
+    json_object_set_new(gr_json_ptr_get(spec, "/jobTemplate/spec"), "checkpoint",
+                        J("{\"pvcName\":\"ckpt\"}"));
+    assert_int_equal(gr_nvcre_wf_checkpoint_check(spec, &reason, &err), GR_ESTATE);
+    assert_string_equal(reason, "CheckpointPVCMissing");
+    assert_string_equal(err.msg, "Checkpoint requires PVC \"ckpt\" in dependencies");
+    json_array_append_new(json_object_get(spec, "dependencies"),
+                          J("{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\","
+                            "\"metadata\":{\"name\":\"ckpt\"}}"));
+    assert_int_equal(gr_nvcre_wf_checkpoint_check(spec, &reason, &err), GR_OK);
+    /* ... and the PVC is job-scoped: each Job gets its own claim. */
+    json_t *wf = J("{\"metadata\":{\"name\":\"wf\"}}"), *js = NULL, *jd = NULL;
+    assert_int_equal(gr_nvcre_wf_prepare_job(wf, spec, "group-0", 1, 1, &js, &jd, &err), GR_OK);
+    char want[64];
+    snprintf(want, sizeof(want), "%s",
+             json_string_value(gr_json_ptr_get(js, "/jobTemplate/spec/checkpoint/pvcName")));
+    assert_int_equal(strncmp(want, "ckpt-", 5), 0);
+    assert_string_equal(json_string_value(gr_json_ptr_get(jd, "/1/metadata/name")), want);
+    json_decref(js);
+    json_decref(jd);
+    json_decref(wf);
+    json_decref(spec);
+}
+
+/* ----------------------------------------------------------------- unpinned */
+
+static void test_unpinned(void **state)
+{
+    (void)state;
+    json_t *wf = json_pack("{s:{s:s,s:s,s:s},s:o}", "metadata", "name", "wf", "namespace", "ns",
+                           "uid", "0123456789", "spec", J(BASE_SPEC));
+    json_t *spec = json_object_get(wf, "spec");
+    json_object_set_new(json_object_get(spec, "orchestration"), "placement",
+                        json_string("Unpinned"));
+    json_object_set_new(json_object_get(spec, "orchestration"), "target",
+                        J("{\"nodeSelector\":{\"pool\":\"a\"}}"));
+    json_t *nodes = json_array();
+    for (int i = 0; i < 5; i++) {
+        char nm[8];
+        snprintf(nm, sizeof(nm), "n%d", i);
+        json_t *n = node(nm, "aws://x", "NVIDIA-H100-80GB-HBM3", 8, 0, NULL);
+        json_object_set_new(gr_json_ptr_get(n, "/metadata/labels"), "pool", json_string("a"));
+        json_array_append_new(nodes, n);
+    }
+    json_t *plan = NULL;
+    const char *reason = NULL;
+    gr_err err = {0};
+    assert_int_equal(gr_nvcre_wf_plan(wf, nodes, &plan, &reason, &err), GR_OK);
+    assert_json_at(plan, "/message",
+                   "\"Discovered 5 nodes, running 1 unpinned job of 2 nodes (3 target nodes not "
+                   "exercised)\"");
+    assert_json_at(plan, "/groups", "[{\"name\":\"group-0\",\"nodes\":[],\"domains\":[]}]");
+    assert_json_at(plan, "/gpuProducts", "[\"NVIDIA-H100-80GB-HBM3\"]");
+    assert_json_at(plan, "/jobs/0/metadata/name", "\"wf-job\"");
+    assert_json_at(plan, "/jobs/0/spec/workload/trainJob/trainer/numNodes", "2");
+    /* No hostname pinning: the target and the detected products. */
+    assert_json_at(
+        plan,
+        "/jobs/0/spec/workload/trainJob/runtimePatches/0/trainingRuntimeSpec/template/spec/"
+        "replicatedJobs/0/template/spec/template/spec/affinity/nodeAffinity/"
+        "requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchExpressions",
+        "[{\"key\":\"pool\",\"operator\":\"In\",\"values\":[\"a\"]},"
+        "{\"key\":\"nvidia.com/gpu.present\",\"operator\":\"In\",\"values\":[\"true\"]},"
+        "{\"key\":\"nvidia.com/gpu.product\",\"operator\":\"In\",\"values\":"
+        "[\"NVIDIA-H100-80GB-HBM3\"]}]");
+    json_decref(plan);
+    /* Exact size or fail, with the Unpinned hint. */
+    json_object_set_new(gr_json_ptr_get(spec, "/jobTemplate/spec/workload/trainJob/trainer"),
+                        "numNodes", json_integer(7));
+    assert_int_equal(gr_nvcre_wf_plan(wf, nodes, &plan, &reason, &err), GR_ESTATE);
+    assert_string_equal(reason, "PartitionError");
+    assert_string_equal(err.msg, "Not enough schedulable nodes: need 7, found 5. Unpinned runs "
+                                 "the requested job size exactly, so make 7 qualifying nodes "
+                                 "available rather than lowering nodesPerJob");
+    json_decref(plan);
+    json_object_set_new(gr_json_ptr_get(spec, "/jobTemplate/spec/workload/trainJob/trainer"),
+                        "numNodes", json_integer(0));
+    assert_int_equal(gr_nvcre_wf_plan(wf, nodes, &plan, &reason, &err), GR_ESTATE);
+    assert_string_equal(err.msg, GR_NVCRE_WF_MSG_UNPINNED_NO_SIZE);
+    json_decref(plan);
+    json_object_set_new(gr_json_ptr_get(spec, "/jobTemplate/spec/workload/trainJob/trainer"),
+                        "numNodes", json_integer(2));
+    json_object_set_new(json_object_get(spec, "orchestration"), "topology",
+                        J("{\"topologyKey\":\"rack\",\"strictDomain\":true}"));
+    assert_int_equal(gr_nvcre_wf_plan(wf, nodes, &plan, &reason, &err), GR_ESTATE);
+    assert_string_equal(err.msg, GR_NVCRE_WF_MSG_UNPINNED_STRICT_DOMAIN);
+    json_decref(plan);
+    json_object_del(json_object_get(spec, "orchestration"), "topology");
+    json_object_set_new(json_object_get(spec, "orchestration"), "diagnose", J("{}"));
+    assert_int_equal(gr_nvcre_wf_plan(wf, nodes, &plan, &reason, &err), GR_ESTATE);
+    assert_string_equal(err.msg, GR_NVCRE_WF_MSG_UNPINNED_DIAGNOSE);
+    json_decref(plan);
+    /* Back-fill: the distinct nodes of placed pods, sorted. */
+    json_t *pods = J("[{\"spec\":{\"nodeName\":\"n3\"}},{\"spec\":{}},"
+                     "{\"spec\":{\"nodeName\":\"n1\"}},{\"spec\":{\"nodeName\":\"n3\"}},"
+                     "{\"metadata\":{\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},"
+                     "\"spec\":{\"nodeName\":\"n0\"}}]");
+    json_t *placed = NULL;
+    assert_int_equal(gr_nvcre_wf_placed_nodes(pods, &placed, &err), GR_OK);
+    assert_json_at(placed, "", "[\"n1\",\"n3\"]");
+    json_decref(placed);
+    /* Pod drain before a retry: running pods hold it for up to 5 minutes. */
+    int64_t t0 = 1000LL * 1000000000LL;
+    assert_int_equal(gr_nvcre_wf_drain_wait(pods, 0, t0), 1);
+    assert_int_equal(gr_nvcre_wf_drain_wait(pods, t0, t0 + 299LL * 1000000000LL), 1);
+    assert_int_equal(gr_nvcre_wf_drain_wait(pods, t0, t0 + 300LL * 1000000000LL), 0);
+    json_t *done =
+        J("[{\"status\":{\"phase\":\"Succeeded\"}},{\"status\":{\"phase\":\"Failed\"}}]");
+    assert_int_equal(gr_nvcre_wf_drain_wait(done, 0, t0), 0);
+    assert_int_equal(gr_nvcre_wf_drain_wait(NULL, 0, t0), 0);
+    json_decref(done);
+    json_decref(pods);
+    /* ADR-053: a Released volume kept with Retain gets Delete; a Bound one
+     * is waited for; anything else is left alone. */
+    json_t *pv = J("{\"spec\":{\"persistentVolumeReclaimPolicy\":\"Retain\"},"
+                   "\"status\":{\"phase\":\"Released\"}}");
+    assert_int_equal(gr_nvcre_wf_pv_reclaim(pv), GR_NVCRE_WF_PV_SET_DELETE);
+    json_object_set_new(json_object_get(pv, "status"), "phase", json_string("Bound"));
+    assert_int_equal(gr_nvcre_wf_pv_reclaim(pv), GR_NVCRE_WF_PV_WAIT);
+    json_object_set_new(json_object_get(pv, "status"), "phase", json_string("Failed"));
+    assert_int_equal(gr_nvcre_wf_pv_reclaim(pv), GR_NVCRE_WF_PV_DONE);
+    json_object_set_new(json_object_get(pv, "spec"), "persistentVolumeReclaimPolicy",
+                        json_string("Delete"));
+    json_object_set_new(json_object_get(pv, "status"), "phase", json_string("Released"));
+    assert_int_equal(gr_nvcre_wf_pv_reclaim(pv), GR_NVCRE_WF_PV_DONE);
+    json_decref(pv);
+    json_decref(nodes);
+    json_decref(wf);
+}
+
+/* ------------------------------------------------------------------- relay */
+
+static void test_running_relay(void **state)
+{
+    (void)state;
+    char msg[512];
+    assert_string_equal(gr_nvcre_wf_running_condition(1, 2, 3, NULL, msg, sizeof(msg)),
+                        "JobRunning");
+    assert_string_equal(msg, "Iteration 1/2: 3 groups running");
+    /* ADR-083: the blocked Job's message is relayed. */
+    json_t *job = J("{\"metadata\":{\"name\":\"wf-job\"},\"status\":{\"conditions\":[{\"type\":"
+                    "\"InProgress\",\"status\":\"True\",\"reason\":\"WorkloadSchedulingBlocked\","
+                    "\"message\":\"Workload pods are unschedulable: 0/4 nodes are available\"}]}}");
+    assert_true(gr_nvcre_wf_job_relayed(job));
+    assert_string_equal(gr_nvcre_wf_running_condition(1, 1, 1, job, msg, sizeof(msg)),
+                        "JobSchedulingBlocked");
+    assert_string_equal(msg, "Iteration 1/1: 1 groups running; job wf-job scheduling blocked: "
+                             "Workload pods are unschedulable: 0/4 nodes are available");
+    /* JOB-85: a rejected workload create is relayed too. */
+    json_object_set_new(gr_json_ptr_get(job, "/status/conditions/0"), "reason",
+                        json_string("WorkloadCreationRejected"));
+    json_object_set_new(gr_json_ptr_get(job, "/status/conditions/0"), "message",
+                        json_string("exceeded quota"));
+    assert_string_equal(gr_nvcre_wf_running_condition(1, 1, 1, job, msg, sizeof(msg)),
+                        "JobCreationRejected");
+    assert_string_equal(msg,
+                        "Iteration 1/1: 1 groups running; job wf-job workload creation rejected: "
+                        "exceeded quota");
+    /* A running Job is not relayed. */
+    json_object_set_new(gr_json_ptr_get(job, "/status/conditions/0"), "reason",
+                        json_string("WorkloadRunning"));
+    assert_false(gr_nvcre_wf_job_relayed(job));
+    json_decref(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -764,6 +1032,10 @@ int main(void)
         cmocka_unit_test(test_final_status),
         cmocka_unit_test(test_node_results),
         cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_dependencies),
+        cmocka_unit_test(test_checkpoint_guard),
+        cmocka_unit_test(test_unpinned),
+        cmocka_unit_test(test_running_relay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

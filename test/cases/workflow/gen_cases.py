@@ -246,10 +246,10 @@ case("wf-no-gang-passthrough", "WF-40 WF-41: no gangScheduler: labels pass throu
      [workflow("wf-no-gang-passthrough", wl_labels={"kai.scheduler/queue": "anything"}, deps=[runtime("other", "default-scheduler")])],
      {"generateNodes": nodes("wf-no-gang-passthrough", 2), "waitFor": {"kind": "Job", "name": "wf-job"}, "collect": ["Job"]})
 # --- dependencies, collisions, deletion
-foreign_rt = runtime()
-foreign_rt["metadata"]["name"] = "nccl-runtime"
-case("wf-dependency-collision", "a foreign TrainingRuntime of the same name: DependencyNameCollision",
-     [foreign_rt, workflow("wf-dependency-collision", deps=[runtime()])],
+NCCL_ENV = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "nccl-env"}, "data": {"NCCL_DEBUG": "WARN"}}
+foreign_cm = copy.deepcopy(NCCL_ENV)
+case("wf-dependency-collision", "a foreign ConfigMap named like a workflow-scoped dependency: DependencyNameCollision",
+     [foreign_cm, workflow("wf-dependency-collision", deps=[runtime(), NCCL_ENV])],
      {"generateNodes": nodes("wf-dependency-collision", 2),
       "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "DependencyNameCollision"}})
 foreign_job = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job", "metadata": {"name": "wf-job"},
@@ -263,12 +263,43 @@ case("wf-deletion", "deleting the Workflow deletes its Jobs and owned dependenci
      {"generateNodes": nodes("wf-deletion", 2), "waitFor": {"kind": "Job", "name": "wf-job"},
       "deleteAfterWait": [{"kind": "Workflow", "name": "wf"}], "waitForDeletion": True,
       "collect": ["Job", "TrainingRuntime", "Workflow"]})
-case("wf-job-deleted", "a Job deleted while running fails its group",
+case("wf-job-deleted", "a Job deleted while running fails its group (no retries left): JobDeleted, IterationsFailed",
      [workflow("wf-job-deleted", deps=[runtime()])],
      {"generateNodes": nodes("wf-job-deleted", 2), "waitFor": {"kind": "Job", "name": "wf-job"},
       "deleteAfterWait": [{"kind": "Job", "name": "wf-job"}], "waitForDeletion": True,
-      "events": [{"involvedKind": "Workflow", "involvedName": "wf", "expect": [{"type": "Warning", "reason": "IterationsFailed"}]}],
+      "events": [{"involvedKind": "Workflow", "involvedName": "wf",
+                  "expect": [{"type": "Warning", "reason": "JobDeleted"}, {"type": "Warning", "reason": "IterationsFailed"}]}],
       "collect": ["Job"]})
+# --- deleted-Job relaunch (§2.10): a deletion is a failure of the group, relaunched while retries are left
+case("wf-job-deleted-relaunch", "JOB-92: a deleted Job is relaunched as a retry (retries 1), the replacement starts with an empty status; JobDeleted event",
+     [workflow("wf-job-deleted-relaunch", execution={"retryFailedGroups": 1}, deps=[runtime()])],
+     {"generateNodes": nodes("wf-job-deleted-relaunch", 2),
+      "steps": [{"waitFor": {"kind": "Job", "name": "wf-job"},
+                 "patches": [{"target": {"kind": "Job", "name": "wf-job"}, "status": True,
+                              "patch": job_status(cond("InProgress", "True", "WorkloadRunning"))}]}],
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress", "reason": "JobRunning"},
+      "deleteAfterWait": [{"kind": "Job", "name": "wf-job"}],
+      "events": [{"involvedKind": "Workflow", "involvedName": "wf", "expect": [{"type": "Warning", "reason": "JobDeleted"}]}],
+      "collect": ["Job", "TrainingRuntime", "Workflow"]})
+# --- dependency scopes (§2.8): the runtime named by runtimeRef is job-scoped, renamed per Job and owned by it
+case("wf-job-scoped-deps", "job-scoped TrainingRuntime renamed per group (-<hash>-<group>-iter-1), owned by its Job; the unnamed ConfigMap stays workflow-scoped",
+     [workflow("wf-job-scoped-deps", num_nodes=1, deps=[runtime(), NCCL_ENV])],
+     {"generateNodes": nodes("wf-job-scoped-deps", 2),
+      "steps": [{"waitFor": {"kind": "Job", "name": "wf-group-0-iter-1"}}, {"waitFor": {"kind": "Job", "name": "wf-group-1-iter-1"}}],
+      "waitFor": {"kind": "TrainingRuntime", "name": "nccl-runtime-5947a-group-1-iter-1"},
+      "collect": ["ConfigMap", "Job", "TrainingRuntime", "Workflow"]})
+case("wf-job-scoped-deps-cleanup", "a finished group's job-scoped dependencies are deleted; its Job is kept for reports",
+     [workflow("wf-job-scoped-deps-cleanup", deps=[runtime()])],
+     {"generateNodes": nodes("wf-job-scoped-deps-cleanup", 2), "steps": done_steps(["wf-job"], OK),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Succeeded", "reason": "JobCompleted"},
+      "collect": ["Job", "TrainingRuntime"]})
+foreign_job_rt = runtime()
+foreign_job_rt["metadata"]["name"] = "nccl-runtime-5947a-job"
+case("wf-job-scoped-dep-collision", "a foreign object with a job-scoped dependency's per-Job name: DependencyNameCollision, no Job",
+     [foreign_job_rt, workflow("wf-job-scoped-dep-collision", deps=[runtime()])],
+     {"generateNodes": nodes("wf-job-scoped-dep-collision", 2),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "DependencyNameCollision"},
+      "collect": ["Job", "Workflow"]})
 
 
 # --- overrides per platform (detection from providerID and labels, WF-63)
@@ -402,11 +433,94 @@ case("wf-override-gpu-notin", "gpuArchitecture notIn: applies on h100 when the l
      {"generateNodes": nodes("wf-override-gpu-notin", 2),
       "waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress", "reason": "JobRunning"}, "collect": ["Job", "Workflow"]})
 
+BLOCKED_MSG = "Workload pods are unschedulable: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+# --- Unpinned placement (ADR-089): one Job of the exact size, no hostname pinning, nodes back-filled from its pods
+def plain_node(name, case_name):
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {
+        "gpuready.test/case": case_name, "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.product": H100, "kubernetes.io/hostname": name}},
+        "spec": {"providerID": "aws:///x/" + name}}
+def placed_pod(name, job, node):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"nvcre.nvidia.com/job": job}},
+            "spec": {"nodeName": node, "automountServiceAccountToken": False,
+                     "containers": [{"name": "node", "image": "nccl:1"}]}}
+def unpinned(wf):
+    wf["spec"]["orchestration"]["placement"] = "Unpinned"
+    return wf
+un_nodes = [plain_node("wfcase-unpinned-%d" % i, "wf-unpinned") for i in range(3)]
+pending_pod = placed_pod("wf-job-node-1", "wf-job", None)
+del pending_pod["spec"]["nodeName"]
+case("wf-unpinned", "ADR-089: Unpinned runs 1 job of 2 of 3 nodes, target as affinity; the group's nodes are back-filled from the pods placed so far (1 of 2, the other unschedulable)",
+     un_nodes + [placed_pod("wf-job-node-0", "wf-job", "wfcase-unpinned-2"), pending_pod,
+                 unpinned(workflow("wf-unpinned", deps=[runtime()]))],
+     {"steps": done_steps(["wf-job"], job_status(cond("InProgress", "True", "WorkloadSchedulingBlocked", BLOCKED_MSG),
+                                                 schedulingBlockedSince="2026-01-01T00:00:00Z")),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress", "reason": "JobSchedulingBlocked"},
+      "events": [{"involvedKind": "Workflow", "involvedName": "wf", "expect": [{"type": "Normal", "reason": "GroupsPartitioned"}]}],
+      "collect": ["Job", "Workflow"]})
+case("wf-unpinned-insufficient-nodes", "ADR-089: Unpinned needs the exact size: PartitionError with the Unpinned hint",
+     [unpinned(workflow("wf-unpinned-insufficient-nodes", num_nodes=3))],
+     {"generateNodes": nodes("wf-unpinned-insufficient-nodes", 2),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "PartitionError"}})
+case("wf-unpinned-no-job-size", "ADR-089: Unpinned without trainer.numNodes is rejected: PartitionError",
+     [unpinned(workflow("wf-unpinned-no-job-size", num_nodes=0))],
+     {"generateNodes": nodes("wf-unpinned-no-job-size", 2),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "PartitionError"}})
+# --- ADR-083 / JOB-85: the Job's blocked or rejected state relayed on the Workflow's InProgress
+case("wf-job-scheduling-blocked", "ADR-083: a scheduling-blocked Job: Workflow InProgress JobSchedulingBlocked with the Job's message",
+     [workflow("wf-job-scheduling-blocked", deps=[runtime()])],
+     {"generateNodes": nodes("wf-job-scheduling-blocked", 2),
+      "steps": done_steps(["wf-job"], job_status(cond("InProgress", "True", "WorkloadSchedulingBlocked", BLOCKED_MSG),
+                                                 schedulingBlockedSince="2026-01-01T00:00:00Z",
+                                                 workloadRef={"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "name": "wf-job-workload"})),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress", "reason": "JobSchedulingBlocked"},
+      "collect": ["Workflow"]})
+case("wf-job-creation-rejected", "JOB-85: a Job whose workload create is rejected: Workflow InProgress JobCreationRejected with the rejection",
+     [workflow("wf-job-creation-rejected", deps=[runtime()])],
+     {"generateNodes": nodes("wf-job-creation-rejected", 2),
+      "steps": done_steps(["wf-job"], job_status(cond("InProgress", "True", "WorkloadCreationRejected",
+                                                      "admission webhook \"quota.example.com\" denied the request: exceeded quota"),
+                                                 workloadCreationRejectedSince="2026-01-01T00:00:00Z")),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress", "reason": "JobCreationRejected"},
+      "collect": ["Workflow"]})
+
+# --- WF-11 WF-12: overrides stay editable; a Job's metadata is fixed when it is created
+case("wf-overrides-edited-midflight", "WF-11 WF-12: overrides edited after group-0's Job exists are accepted and reach group-1's Job only",
+     [workflow("wf-overrides-edited-midflight", num_nodes=1, execution={"maxConcurrent": 1}, deps=[runtime()])],
+     {"generateNodes": nodes("wf-overrides-edited-midflight", 2),
+      "steps": [{"waitFor": {"kind": "Job", "name": "wf-group-0-iter-1"},
+                 "patches": [{"target": {"kind": "Workflow", "name": "wf"},
+                              "patch": {"spec": {"overrides": [{"when": {}, "jobTemplate": {"metadata": {"labels": {"edited": "yes"}}}}]}}},
+                             {"target": {"kind": "Job", "name": "wf-group-0-iter-1"}, "status": True, "patch": OK}]}]
+               + done_steps(["wf-group-1-iter-1"], OK),
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Succeeded", "reason": "JobCompleted"},
+      "collect": ["Job"]})
+
+ckpt = workflow("wf-checkpoint-pvc-missing", deps=[runtime()])
+ckpt["spec"]["jobTemplate"]["spec"]["checkpoint"] = {"pvcName": "ckpt", "maxRestarts": 1}
+case("wf-checkpoint-pvc-missing", "the checkpoint guard: checkpoint.pvcName without that PVC among the dependencies: CheckpointPVCMissing",
+     [ckpt], {"generateNodes": nodes("wf-checkpoint-pvc-missing", 2),
+              "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "CheckpointPVCMissing"}})
+
+# --- ADR-053: deleting the Workflow deletes its claim and lets the volume go (Retain → Delete once Released)
+pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "wfcase-pv-reclaim"},
+      "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "persistentVolumeReclaimPolicy": "Retain",
+               "storageClassName": "", "hostPath": {"path": "/tmp/wfcase-pv-reclaim"}}}
+pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "scratch"},
+       "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "", "volumeName": "wfcase-pv-reclaim",
+                "resources": {"requests": {"storage": "1Gi"}}}}
+case("wf-pvc-reclaim", "ADR-053: Workflow deletion deletes the owned claim bound to a Retain volume, flips the volume to Delete once Released (unit-tested: gr_nvcre_wf_pv_reclaim) and completes",
+     [pv, workflow("wf-pvc-reclaim", deps=[runtime(), pvc])],
+     {"generateNodes": nodes("wf-pvc-reclaim", 2), "waitFor": {"kind": "Job", "name": "wf-job"},
+      "deleteAfterWait": [{"kind": "Workflow", "name": "wf"}], "waitForDeletion": True,
+      "collect": ["PersistentVolumeClaim", "Workflow"]})
+
 # Terminal failures: pin the whole Workflow (status, messages byte for byte).
 for name in ["wf-no-target-nodes", "wf-not-enough-nodes", "wf-heterogeneous-platform", "wf-override-error",
              "wf-gang-conflict-workload-label", "wf-gang-conflict-runtime-label", "wf-gang-runtime-label-absent",
              "wf-dependency-collision", "wf-job-name-collision", "wf-gang-scheduler-mismatch",
-             "wf-gang-runtimeref-outside-deps", "wf-gang-runtime-shape", "wf-gang-runtime-patch-folded"]:
+             "wf-gang-runtimeref-outside-deps", "wf-gang-runtime-shape", "wf-gang-runtime-patch-folded",
+             "wf-unpinned-insufficient-nodes", "wf-unpinned-no-job-size", "wf-checkpoint-pvc-missing"]:
     cfg = cases[name][2]
     cfg["collect"] = sorted(set(cfg.get("collect", []) + ["Workflow"]))
 
