@@ -638,7 +638,7 @@ cmd_nvcre() {
   eq nvcre "$(q "[$cr | .rules[] | select(.verbs | index(\"delete\")) | .resources[]] | sort | join(\",\")")" \
     "computedomains,jobs,trainingruntimes,trainjobs,workflows" "deletes only what the controllers create"
   eq nvcre "$(q "[$cr | .rules[] | select(.apiGroups == [\"\"]) | \"\(.resources | join(\"+\")):\(.verbs | join(\"+\"))\"] | join(\" \")")" \
-    "nodes:list+watch pods:list+watch pods/log:get configmaps:create+patch events:create+patch" "core resources, read-mostly"
+    "nodes:list+watch pods:list+watch pods/log:get persistentvolumes:list+patch configmaps:create+patch events:create+patch" "core resources, read-mostly"
   local role; role=$(obj Role nvcre-leader-election)
   eq nvcre "$(q "$role | [.rules[] | \"\(.resources[0]):\(.resourceNames // [] | join(\"+\")):\(.verbs | join(\"+\"))\"] | join(\" \")")" \
     "leases::create leases:240fe9c6.nvidia.com:get+update" "leader-election Role: the one Lease"
@@ -681,7 +681,7 @@ cmd_nvcre() {
     "--metrics-bind-address=0 --leader-elect-lease-duration=1m --controllers=*,-measurement --enable-http2" "flags"
   eq nvcre "$(q "$c | .image")" ghcr.io/gpuready/gpuready-manager:0.2.0 "global.image.tag"
   eq nvcre "$(q "$cr | .rules[-1] | \"\(.apiGroups[0]) \(.resources[0]) \(.verbs | join(\",\"))\"")" \
-    "resource.k8s.io resourceclaimtemplates get,create,delete" "rbac.extraRules appended"
+    "resource.k8s.io resourceclaimtemplates get,create,patch,delete" "rbac.extraRules appended"
   load nvcre-off
   eq nvcre "$(q 'length')" 0 "global.nvcre.enabled: false with preflight off renders nothing"
 

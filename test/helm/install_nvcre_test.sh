@@ -216,10 +216,11 @@ spec:
       variant: nccl-all-reduce
 EOF
 # Drive it: each TrainJob the Job controller creates completes (the
-# Trainer's part); a BandwidthMeasurement and a launcher pod per Job give the
-# measurement controller work: it reads the launcher's log while the Job
-# runs (the read fails without a kubelet, which is not an RBAC matter: the
-# API server authorizes it first), and only then does the TrainJob complete.
+# Trainer's part). A launcher pod per Job (the JobSet's part) gives the
+# measurement controller, reconciling the BandwidthMeasurement the Job
+# controller created, a log to read while the Job runs (the read fails
+# without a kubelet, which is not an RBAC matter: the API server authorizes
+# it first); only then does the TrainJob complete.
 log_reads() { jq -s '[.[] | select(.verb == "get" and .objectRef.subresource == "log")] | length' "$WORK/audit.log" 2>/dev/null || echo 0; }
 true_cond() { k -n "$TEAM" get "$1" "$2" -o jsonpath='{.status.conditions[?(@.status=="True")].type}' 2>/dev/null || true; }
 declare -A done_tj=() done_bm=()
@@ -230,13 +231,6 @@ for _ in $(seq "$(gr_tries 240 500)"); do
   for j in $(k -n "$TEAM" get jobs.nvcre.nvidia.com -o jsonpath='{.items[*].metadata.name}' 2>/dev/null); do
     [[ -n ${done_bm[$j]:-} ]] && continue
     k -n "$TEAM" apply -f - >/dev/null <<EOF && done_bm[$j]=1
-apiVersion: nvcre.nvidia.com/v1alpha1
-kind: BandwidthMeasurement
-metadata: {name: $j-bandwidth}
-spec:
-  jobRef: {apiGroup: nvcre.nvidia.com, kind: Job, name: $j}
-  logProfileRef: nccl-all-reduce
----
 apiVersion: v1
 kind: Pod
 metadata:
@@ -269,6 +263,7 @@ cms=$(k -n "$TEAM" get configmaps -l "nvcre.nvidia.com/workflow=$WF" -o name)
 }
 k -n "$TEAM" get events --field-selector involvedObject.kind=Workflow -o name | grep -q . || die "no Workflow events"
 (($(log_reads) > 0)) || die "the measurement controller read no pod log"
+[[ -n $(k -n "$TEAM" get bandwidthmeasurements -o name) ]] || die "the Job controller created no BandwidthMeasurement"
 
 # --- deletion: finalizers down to the TrainJobs.
 # The Job controller waits for the workload's pods to be gone; the launcher
@@ -306,6 +301,37 @@ if grep -qi 'forbidden' "$WORK"/manager-*.log; then
 fi
 verbs=$(jq -r '"\(.verb) \(.objectRef.resource)\(if .objectRef.subresource then "/" + .objectRef.subresource else "" end)"' "$WORK/audit.log" | sort -u | tr '\n' ',')
 say "RBAC: $n requests of $SA_USER audited, none forbidden ($verbs)"
+
+# Every NVCRE example values file installs on this control plane: the API
+# server accepts every object (the ServiceMonitor with a stand-in for the
+# prometheus-operator CRD).
+k apply -f - >/dev/null <<'EOF' || die "ServiceMonitor CRD stand-in"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: servicemonitors.monitoring.coreos.com}
+spec:
+  group: monitoring.coreos.com
+  names: {kind: ServiceMonitor, listKind: ServiceMonitorList, plural: servicemonitors, singular: servicemonitor}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+EOF
+gr_wait "" crd/servicemonitors.monitoring.coreos.com condition=Established 60 >/dev/null || die "ServiceMonitor CRD not Established"
+n=0
+for f in "$ROOT"/test/helm/values/nvcre-*.yaml; do
+  name=$(basename "$f" .yaml)
+  helm upgrade "$RELEASE" "$CHART" -n "$NS" -f "$f" >"$WORK/helm.out" 2>&1 || { cat "$WORK/helm.out"; die "$name does not install"; }
+  case $name in
+    nvcre-off) [[ -z $(k -n "$NS" get deploy -o name) ]] || die "$name: a Deployment is left" ;;
+    nvcre-upstream-keys) k -n "$NS" get servicemonitor nvcre-metrics-monitor >/dev/null || die "$name: no ServiceMonitor" ;;
+    *) k -n "$NS" get deploy/nvcre-manager >/dev/null || die "$name: no Deployment" ;;
+  esac
+  n=$((n + 1))
+done
+say "$n NVCRE example values files installed [${SECONDS}s]"
 
 helm uninstall "$RELEASE" -n "$NS" >/dev/null
 [[ -z $(k get logprofiles.nvcre.nvidia.com -o name) ]] || die "LogProfiles left after uninstall"
