@@ -4,7 +4,9 @@
 #   helm_test.sh lint       helm lint --strict, defaults and every example
 #   helm_test.sh golden     helm template of every test/helm/values/*.yaml
 #                           compared with test/helm/golden/*.yaml
-#                           (GR_UPDATE_GOLDEN=1 rewrites the goldens)
+#                           (GR_UPDATE_GOLDEN=1 rewrites the goldens); the
+#                           NVCRE CRDs (charts/nvcre/crds) are left out, the
+#                           nvcre mode compares them with deploy/crds
 #   helm_test.sh refusals   every test/helm/refusals/*.yaml fails to render
 #                           with the message on its "# expect:" line (a
 #                           "# args: FLAG" second line adds a helm flag);
@@ -14,13 +16,19 @@
 #                           our umbrella): each refused key fails with its
 #                           message (upstream/refused.txt), the rest renders
 #                           with upstream's meaning
+#   helm_test.sh nvcre      the nvcre subchart: CRDs and LogProfiles equal to
+#                           deploy/crds and deploy/logprofiles, assertions on
+#                           the renderings (RBAC, flags, JOB-88), and every
+#                           rendered manager command line parsed by the real
+#                           gpuready-manager when GR_MANAGER_BIN is set
 #   helm_test.sh assert     contract assertions (PF-nn) on the renderings,
 #                           and the rendered config.yaml fed to the real
 #                           webhook (check-config, inject) when
 #                           GR_PREFLIGHT_BIN is set
 #
 # Environment: GR_HELM (helm binary; default: built by scripts/build-k8s),
-# GR_PREFLIGHT_BIN (gpuready-preflight), GR_SOURCE_DIR.
+# GR_PREFLIGHT_BIN (gpuready-preflight), GR_MANAGER_BIN (gpuready-manager),
+# GR_SOURCE_DIR.
 set -euo pipefail
 
 ROOT=${GR_SOURCE_DIR:-$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -54,6 +62,16 @@ render() { # values-file [extra helm args...]
 
 examples() { ls "$HERE"/values/*.yaml; }
 
+# The rendering without the NVCRE CRDs (charts/nvcre/crds, 170 kB, equal to
+# deploy/crds: checked by the nvcre mode instead of in every golden).
+render_golden() { # values-file
+  render "$1" | awk '
+    function flush() { if (doc != "" && doc !~ /\n# Source: [^\n]*\/charts\/nvcre\/crds\//) printf "%s", doc; doc = "" }
+    /^---$/ { flush() }
+    { doc = doc $0 "\n" }
+    END { flush() }'
+}
+
 # ---------------------------------------------------------------------------
 cmd_lint() {
   local f n=0
@@ -61,12 +79,14 @@ cmd_lint() {
     { cat "$WORK/lint.out"; die "helm lint of the defaults"; }
   "$GR_HELM" lint --strict --kube-version "$KUBE_VERSION" "$CHART/charts/preflight" >"$WORK/lint.out" 2>&1 ||
     { cat "$WORK/lint.out"; die "helm lint of the preflight subchart on its own"; }
+  "$GR_HELM" lint --strict --kube-version "$KUBE_VERSION" "$CHART/charts/nvcre" >"$WORK/lint.out" 2>&1 ||
+    { cat "$WORK/lint.out"; die "helm lint of the nvcre subchart on its own"; }
   for f in $(examples); do
     "$GR_HELM" lint --strict --kube-version "$KUBE_VERSION" "$CHART" -f "$f" >"$WORK/lint.out" 2>&1 ||
       { cat "$WORK/lint.out"; die "helm lint with $(basename "$f")"; }
     n=$((n + 1))
   done
-  echo "helm_test: lint ok (defaults, subchart, $n examples)"
+  echo "helm_test: lint ok (defaults, subcharts, $n examples)"
 }
 
 # ---------------------------------------------------------------------------
@@ -74,7 +94,7 @@ cmd_golden() {
   local f name fails=0 n=0
   for f in $(examples); do
     name=$(basename "$f")
-    render "$f" >"$WORK/$name" 2>"$WORK/$name.err" || { cat "$WORK/$name.err"; die "render $name"; }
+    render_golden "$f" >"$WORK/$name" 2>"$WORK/$name.err" || { cat "$WORK/$name.err"; die "render $name"; }
     if [[ ${GR_UPDATE_GOLDEN:-0} == 1 ]]; then
       cp "$WORK/$name" "$HERE/golden/$name"
       echo "helm_test: wrote golden/$name"
@@ -126,7 +146,7 @@ cmd_refusals() {
 # Upstream's own default preflight values under our umbrella (issue 22).
 cmd_upstream() {
   local up=$HERE/upstream/preflight-values.yaml path msg n=0 all_del="."
-  wrap() { yq -y "{global: {preflight: {enabled: true}}, preflight: ($1)}" "$up"; }
+  wrap() { yq -y "{global: {nvcre: {enabled: false}, preflight: {enabled: true}}, preflight: ($1)}" "$up"; }
   # Each refused key alone: with every other refused key removed, the chart
   # fails with that key's message.
   local -a paths=() msgs=()
@@ -247,9 +267,11 @@ cmd_assert() {
     cmp -s "$ROOT/deploy/gang/topology/$shape.xml" "$CHART/charts/preflight/files/$shape-topo.xml" ||
       die "PF-157: $CHART/charts/preflight/files/$shape-topo.xml differs from deploy/gang/topology/$shape.xml (copy it over)"
   done
-  # --- PF-03: off by default: no values render nothing.
+  # --- PF-03: off by default: no values render no preflight object (NVCRE,
+  # on by default, is the nvcre mode's).
   load disabled
-  eq PF-03 "$(q 'length')" 0 "objects rendered without global.preflight.enabled"
+  eq PF-03 "$(q '[.[] | select(.metadata.labels["app.kubernetes.io/name"] == "preflight" or (.kind | test("Webhook|Certificate|Issuer")) or .metadata.name == "preflightconfigs.preflight.nvsentinel.nvidia.com")] | length')" 0 \
+    "preflight objects rendered without global.preflight.enabled"
 
   # --- defaults
   load default
@@ -559,11 +581,139 @@ EOF
   echo "helm_test: rendered configs accepted by $(basename "$GR_PREFLIGHT_BIN")"
 }
 
+# ---------------------------------------------------------------------------
+# The nvcre subchart (issue 19).
+cmd_nvcre() {
+  local nv=$CHART/charts/nvcre f b
+  # The CRDs and the built-in LogProfiles are copies of deploy/crds and
+  # deploy/logprofiles: byte for byte, none missing, none stale.
+  for f in "$ROOT"/deploy/crds/*.yaml; do
+    b=$(basename "$f")
+    cmp -s "$f" "$nv/crds/$b" || die "nvcre: charts/nvcre/crds/$b differs from deploy/crds/$b (cp deploy/crds/*.yaml $nv/crds/)"
+  done
+  for f in "$nv"/crds/*.yaml; do
+    [[ -f $ROOT/deploy/crds/$(basename "$f") ]] || die "nvcre: charts/nvcre/crds/$(basename "$f") is not in deploy/crds (remove it)"
+  done
+  for f in "$ROOT"/deploy/logprofiles/*.yaml; do
+    b=$(basename "$f")
+    cmp -s "$f" "$nv/files/logprofiles/$b" ||
+      die "nvcre: charts/nvcre/files/logprofiles/$b differs from deploy/logprofiles/$b (cp deploy/logprofiles/*.yaml $nv/files/logprofiles/)"
+  done
+  for f in "$nv"/files/logprofiles/*.yaml; do
+    [[ -f $ROOT/deploy/logprofiles/$(basename "$f") ]] || die "nvcre: files/logprofiles/$(basename "$f") is not in deploy/logprofiles (remove it)"
+  done
+
+  # --- defaults: no values at all deploy NVCRE (on by default).
+  load disabled
+  local dep pod c args
+  dep=$(obj Deployment nvcre-manager)
+  pod="$dep | .spec.template.spec"
+  c="$pod | .containers[0]"
+  args() { q "$c | .args | join(\" \")"; }
+  eq nvcre "$(q "[.[] | select(.kind == \"CustomResourceDefinition\") | .metadata.name] | sort | join(\",\")")" \
+    "bandwidthmeasurements.nvcre.nvidia.com,certifications.nvcre.nvidia.com,goodputmeasurements.nvcre.nvidia.com,jobs.nvcre.nvidia.com,logprofiles.nvcre.nvidia.com,workflows.nvcre.nvidia.com,workloadruns.nvcre.nvidia.com" \
+    "the seven NVCRE CRDs"
+  eq nvcre "$(q "$dep | \"\(.metadata.namespace) \(.spec.replicas)\"")" "$NS 2" "Deployment nvcre-manager, 2 replicas"
+  eq nvcre "$(q "$c | .image")" ghcr.io/gpuready/gpuready-manager:0.1.0 "manager image"
+  eq nvcre "$(args)" "--health-probe-bind-address=:8081 --metrics-bind-address=:8443 --leader-elect --leader-elect-lease-duration=15s --leader-elect-renew-deadline=10s --leader-elect-retry-period=2s --controllers=* --max-concurrent-reconciles=10 --measurement-max-concurrent-reconciles=5 --workload-creation-deadline=10m --zap-log-level=info" \
+    "manager flags (fact sheet §6.1)"
+  eq JOB-88 "$(q "$c | .args | map(select(startswith(\"--workload-creation-deadline=\"))) | .[0]")" --workload-creation-deadline=10m "deadline default"
+  eq nvcre "$(q "$c | .env | map(.valueFrom.fieldRef.fieldPath) | join(\",\")")" metadata.namespace,metadata.name "POD_NAMESPACE (the Lease's namespace), POD_NAME"
+  eq nvcre "$(q "$c | .ports | map(\"\(.name)=\(.containerPort)\") | join(\",\")")" probes=8081,metrics=8443 ports
+  eq nvcre "$(q "$c | \"\(.livenessProbe.httpGet.path) \(.livenessProbe.httpGet.port) \(.readinessProbe.httpGet.path) \(.readinessProbe.httpGet.port)\"")" \
+    "/healthz probes /readyz probes" "probes on the manager's health port"
+  eq nvcre "$(q "$c | .securityContext | \"\(.runAsNonRoot) \(.runAsUser) \(.readOnlyRootFilesystem) \(.allowPrivilegeEscalation) \(.capabilities.drop | join(\",\"))\"")" \
+    "true 65532 true false ALL" "non-root, read-only root filesystem"
+  eq nvcre "$(q "$c | .resources | tojson")" '{"limits":{"memory":"512Mi"},"requests":{"cpu":"50m","memory":"128Mi"}}' resources
+  eq nvcre "$(q "$pod | \"\(.serviceAccountName) \(.terminationGracePeriodSeconds)\"")" "nvcre-manager 10" "ServiceAccount, grace period"
+  eq nvcre "$(q "$(obj ServiceAccount nvcre-manager) | .metadata.namespace")" "$NS" ServiceAccount
+  local cr="$(obj ClusterRole "$RELEASE-nvcre-manager")"
+  eq nvcre "$(q "$(obj ClusterRoleBinding "$RELEASE-nvcre-manager") | \"\(.roleRef.name) \(.subjects[0].kind) \(.subjects[0].namespace)/\(.subjects[0].name)\"")" \
+    "$RELEASE-nvcre-manager ServiceAccount $NS/nvcre-manager" "ClusterRoleBinding"
+  # Least privilege: no wildcard, no Secrets, no RBAC or impersonation verbs,
+  # nothing namespaced is deleted but what the controllers own.
+  eq nvcre "$(q "[$cr | .rules[] | (.verbs + .resources + .apiGroups)[] | select(. == \"*\")] | length")" 0 "no wildcard in the ClusterRole"
+  eq nvcre "$(q "[$cr | .rules[] | .resources[] | select(test(\"secrets|roles|rolebindings|serviceaccounts\"))] | length")" 0 "no Secrets, RBAC or ServiceAccounts"
+  eq nvcre "$(q "[$cr | .rules[] | .verbs[] | select(test(\"escalate|bind|impersonate|deletecollection\"))] | length")" 0 "no escalate, bind, impersonate, deletecollection"
+  eq nvcre "$(q "[$cr | .rules[] | select(.verbs | index(\"delete\")) | .resources[]] | sort | join(\",\")")" \
+    "computedomains,jobs,trainingruntimes,trainjobs,workflows" "deletes only what the controllers create"
+  eq nvcre "$(q "[$cr | .rules[] | select(.apiGroups == [\"\"]) | \"\(.resources | join(\"+\")):\(.verbs | join(\"+\"))\"] | join(\" \")")" \
+    "nodes:list+watch pods:list+watch pods/log:get persistentvolumes:list+patch configmaps:create+patch events:create+patch" "core resources, read-mostly"
+  local role; role=$(obj Role nvcre-leader-election)
+  eq nvcre "$(q "$role | [.rules[] | \"\(.resources[0]):\(.resourceNames // [] | join(\"+\")):\(.verbs | join(\"+\"))\"] | join(\" \")")" \
+    "leases::create leases:240fe9c6.nvidia.com:get+update" "leader-election Role: the one Lease"
+  eq nvcre "$(q "$(obj RoleBinding nvcre-leader-election) | \"\(.roleRef.name) \(.subjects[0].name)\"")" "nvcre-leader-election nvcre-manager" "leader-election RoleBinding"
+  local svc; svc=$(obj Service nvcre-manager-metrics)
+  eq nvcre "$(q "$svc | .spec.ports[0] | \"\(.port) \(.targetPort)\"")" "8443 metrics" "metrics Service"
+  ok nvcre "the metrics Service selects the manager pods" \
+    "$(jq -r "($svc | .spec.selector) as \$sel | [$dep | .spec.template.metadata.labels | to_entries as \$l | \$sel | to_entries | all(. as \$e | \$l | any(. == \$e))] == [true]" "$J")"
+  eq nvcre "$(q '[.[] | select(.kind == "ServiceMonitor")] | length')" 0 "no ServiceMonitor by default"
+  # The built-in LogProfiles: every file of deploy/logprofiles, spec unchanged.
+  local want got
+  want=$(for f in "$ROOT"/deploy/logprofiles/*.yaml; do yq -c '{name: .metadata.name, spec}' "$f"; done | jq -s -c -S 'sort_by(.name)')
+  got=$(q '[.[] | select(.kind == "LogProfile") | {name: .metadata.name, spec}] | sort_by(.name)' | jq -c -S .)
+  eq nvcre "$got" "$want" "built-in LogProfiles = deploy/logprofiles"
+  eq nvcre "$(q '[.[] | select(.kind == "LogProfile") | .metadata.labels["nvcre.nvidia.com/builtin"]] | unique | join(",")')" true "builtin label kept"
+
+  # --- upstream NVCRE's keys
+  load nvcre-upstream-keys
+  eq nvcre "$(q "$dep | .spec.replicas")" 1 manager.replicas
+  eq nvcre "$(q "$c | .args | map(select(startswith(\"--leader-elect\"))) | length")" 0 "leaderElection.enabled: false"
+  eq nvcre "$(q '[.[] | select(.kind == "Role")] | length')" 0 "no leader-election Role without leader election"
+  eq nvcre "$(q "$c | .image")" \
+    registry.example.com/mirror/gpuready-manager@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef "image by digest"
+  eq JOB-88 "$(q "$c | .args | map(select(startswith(\"--workload-creation-deadline=\"))) | .[0]")" --workload-creation-deadline=20m manager.workloadCreationDeadline
+  eq nvcre "$(q "$c | .args | map(select(test(\"max-concurrent\"))) | join(\" \")")" \
+    "--max-concurrent-reconciles=20 --measurement-max-concurrent-reconciles=2" "workers"
+  eq nvcre "$(q "$c | .resources.limits | \"\(.cpu) \(.memory)\"")" "500m 1Gi" "upstream resources"
+  eq nvcre "$(q "$pod | \"\(.tolerations | tojson) \(.imagePullSecrets | tojson)\"")" '[{"operator":"Exists"}] [{"name":"regcred"}]' "tolerations, pull secrets"
+  eq nvcre "$(q "$(obj ServiceMonitor nvcre-metrics-monitor) | \"\(.metadata.labels.release) \(.spec.endpoints[0].port) \(.spec.endpoints[0].interval) \(.spec.selector.matchLabels[\"control-plane\"])\"")" \
+    "kube-prometheus-stack metrics 30s manager" "ServiceMonitor (monitoring.coreos.com/v1)"
+  eq nvcre "$(q "$(obj Service nvcre-manager-metrics) | .spec.ports[0].port") $(q "$c | .args | map(select(startswith(\"--metrics\"))) | .[0]")" \
+    "9443 --metrics-bind-address=:9443" metrics.port
+  # --- options
+  load nvcre-options
+  eq nvcre "$(q '[.[] | select(.kind == "ServiceAccount")] | length')" 0 "serviceAccount.create: false"
+  eq nvcre "$(q '[.[] | select(.kind == "ClusterRoleBinding" or .kind == "RoleBinding") | .subjects[0].name] | unique | join(",")')" platform-nvcre "RBAC bound to the existing ServiceAccount"
+  eq nvcre "$(q "$pod | .serviceAccountName")" platform-nvcre serviceAccount.name
+  eq nvcre "$(q '[.[] | select(.kind == "Service" or .kind == "LogProfile")] | length')" 0 "no metrics Service, no LogProfiles"
+  eq nvcre "$(q "$c | .args | map(select(test(\"metrics|controllers|http2|lease-duration\"))) | join(\" \")")" \
+    "--metrics-bind-address=0 --leader-elect-lease-duration=1m --controllers=*,-measurement --enable-http2" "flags"
+  eq nvcre "$(q "$c | .image")" ghcr.io/gpuready/gpuready-manager:0.2.0 "global.image.tag"
+  eq nvcre "$(q "$cr | .rules[-1] | \"\(.apiGroups[0]) \(.resources[0]) \(.verbs | join(\",\"))\"")" \
+    "resource.k8s.io resourceclaimtemplates get,create,patch,delete" "rbac.extraRules appended"
+  load nvcre-off
+  eq nvcre "$(q 'length')" 0 "global.nvcre.enabled: false with preflight off renders nothing"
+
+  # Every rendered command line is one the real manager accepts (exit 2 is
+  # a flag error; 1 is the missing kubeconfig given on purpose).
+  if [[ -n ${GR_MANAGER_BIN:-} ]]; then
+    [[ -x $GR_MANAGER_BIN ]] || die "GR_MANAGER_BIN not executable: $GR_MANAGER_BIN"
+    local name rc m=0
+    for f in $(examples); do
+      name=$(basename "$f" .yaml)
+      load "$name"
+      [[ $(q "[$dep] | length") == 1 ]] || continue
+      mapfile -t args < <(q "$c | .args[]")
+      rc=0
+      "$GR_MANAGER_BIN" "${args[@]}" --kubeconfig "$WORK/no-such-kubeconfig" >"$WORK/mgr.out" 2>&1 || rc=$?
+      [[ $rc == 1 ]] && grep -q 'unable to load the Kubernetes client configuration' "$WORK/mgr.out" ||
+        { cat "$WORK/mgr.out"; die "$name: gpuready-manager refuses the rendered flags (exit $rc)"; }
+      m=$((m + 1))
+    done
+    echo "helm_test: gpuready-manager accepts the flags of $m rendering(s)"
+  else
+    echo "helm_test: GR_MANAGER_BIN not set: rendered flags not fed to the manager" >&2
+  fi
+  echo "helm_test: nvcre ok"
+}
+
 case ${1:-} in
   lint) cmd_lint ;;
   golden) cmd_golden ;;
   refusals) cmd_refusals ;;
   assert) cmd_assert ;;
   upstream) cmd_upstream ;;
-  *) echo "usage: $0 lint|golden|refusals|assert|upstream" >&2; exit 2 ;;
+  nvcre) cmd_nvcre ;;
+  *) echo "usage: $0 lint|golden|refusals|assert|upstream|nvcre" >&2; exit 2 ;;
 esac

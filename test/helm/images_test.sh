@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/helm/images_test.sh — builds the four images with scripts/build-images
+# test/helm/images_test.sh — builds the five images with scripts/build-images
 # from the programs of this build tree and checks them:
 #   * the OCI layout is consistent (every digest and size matches its blob,
 #     the gunzipped layer matches the config's diff_id), and an independent
@@ -9,7 +9,8 @@
 #   * every program starts inside its image (chroot as the image user when
 #     possible, else through the image's own dynamic loader) and the checks
 #     exit with their documented configuration-error codes in an empty
-#     environment (PF-225, PF-229, PF-235);
+#     environment (PF-225, PF-229, PF-235); gpuready-manager prints its
+#     version and, with no cluster configuration, exits 1 naming it;
 #   * the image-cache hold command works: gpuready-idle as PID 1 of a new PID
 #     namespace exits 0 on SIGTERM (PF-22);
 #   * the build is reproducible (same manifest digest twice);
@@ -32,7 +33,7 @@ cleanup() {
 }
 trap cleanup EXIT
 OUT=$WORK/out
-IMAGES=(preflight preflight-dcgm-diag preflight-nccl-loopback preflight-nccl-allreduce)
+IMAGES=(preflight preflight-dcgm-diag preflight-nccl-loopback preflight-nccl-allreduce gpuready-manager)
 
 SOURCE_DATE_EPOCH=0 "$ROOT/scripts/build-images" --bindir "$BINDIR" --out "$OUT" --archive \
   >"$WORK/build.out" 2>"$WORK/build.err" || { cat "$WORK/build.err"; die "scripts/build-images failed"; }
@@ -170,6 +171,17 @@ for img in preflight-dcgm-diag preflight-nccl-loopback preflight-nccl-allreduce;
   # PF-225 (dcgm-diag 1), PF-229 (loopback 2), PF-235 (allreduce 2): no NODE_NAME/POD_NAME.
   [[ $rc == "${want[$img]}" ]] || { cat "$WORK/o"; die "$img: configuration error exit $rc, want ${want[$img]}"; }
 done
+# gpuready-manager (the nvcre subchart's image): starts, and without an API
+# server configuration (no kubeconfig, not in a pod) exits 1 saying so.
+mf=$OUT/gpuready-manager.rootfs
+in_image "$mf" /usr/local/bin/gpuready-manager --version >"$WORK/o" 2>&1 ||
+  { cat "$WORK/o"; die "gpuready-manager does not start in its image"; }
+grep -q '^gpuready-manager ' "$WORK/o" || { cat "$WORK/o"; die "gpuready-manager --version in its image"; }
+rc=0
+in_image "$mf" /usr/local/bin/gpuready-manager --leader-elect --metrics-bind-address=:8443 >"$WORK/o" 2>&1 || rc=$?
+! grep -q 'error while loading shared libraries' "$WORK/o" || { cat "$WORK/o"; die "gpuready-manager: missing libraries"; }
+[[ $rc == 1 ]] && grep -q 'unable to load the Kubernetes client configuration' "$WORK/o" ||
+  { cat "$WORK/o"; die "gpuready-manager without a configuration: exit $rc, want 1 with the reason"; }
 note "every program starts in its image"
 
 # PF-22: the image-cache hold command. As PID 1 of a new PID namespace when
