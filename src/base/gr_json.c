@@ -409,3 +409,16 @@ json_t *gr_json_ptr_get(const json_t *doc, const char *ptr)
         return NULL;
     return v;
 }
+
+json_t *gr_json_object_child(json_t *obj, const char *key)
+{
+    if (!json_is_object(obj))
+        return NULL;
+    json_t *c = json_object_get(obj, key);
+    if (json_is_object(c))
+        return c;
+    c = json_object();
+    if (!c || json_object_set_new(obj, key, c) != 0)
+        return NULL;
+    return c;
+}

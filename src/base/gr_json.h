@@ -62,6 +62,11 @@ bool gr_json_load_error_is_nomem(const json_error_t *je);
  * previous contents. */
 int gr_json_dump_buf(const json_t *v, size_t flags, gr_buf *out);
 
+/* obj[key] as an object: created (or put in place of a member of another
+ * type) when it is not one. Borrowed reference, owned by `obj`. NULL when
+ * `obj` is not an object or on allocation failure. */
+json_t *gr_json_object_child(json_t *obj, const char *key);
+
 /* Structural equality as RFC 6902 "test" defines it: same type, object
  * member order ignored, numbers compared by value (1 == 1.0), strings
  * byte for byte. NULL equals only NULL. */

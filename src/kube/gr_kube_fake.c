@@ -134,11 +134,7 @@ static const char *meta(const json_t *o, const char *f)
 
 static json_t *meta_obj(json_t *o)
 {
-    json_t *m = json_object_get(o, "metadata");
-    if (!json_is_object(m)) {
-        m = json_object();
-        json_object_set_new(o, "metadata", m);
-    }
+    json_t *m = gr_json_object_child(o, "metadata");
     return m;
 }
 

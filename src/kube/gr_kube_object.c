@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gr_json.h"
 #include "kube_internal.h"
 
 /* ---- conditions --------------------------------------------------------- */
@@ -75,11 +76,7 @@ int gr_kube_condition_set(json_t *obj, const char *type, const char *status, con
                           type, reason ? reason : "");
     if (!json_is_object(obj))
         return gr_err_set(err, GR_EINVAL, "condition %s: object must be a JSON object", type);
-    json_t *stat = json_object_get(obj, "status");
-    if (!json_is_object(stat)) {
-        stat = json_object();
-        json_object_set_new(obj, "status", stat);
-    }
+    json_t *stat = gr_json_object_child(obj, "status");
     json_t *conds = json_object_get(stat, "conditions");
     if (!json_is_array(conds)) {
         conds = json_array();
@@ -133,12 +130,7 @@ bool gr_kube_condition_remove(json_t *obj, const char *type)
 
 static json_t *meta_of(json_t *obj)
 {
-    json_t *md = json_object_get(obj, "metadata");
-    if (!json_is_object(md)) {
-        md = json_object();
-        json_object_set_new(obj, "metadata", md);
-    }
-    return md;
+    return gr_json_object_child(obj, "metadata");
 }
 
 int gr_kube_owner_ref_set(json_t *obj, const json_t *owner, bool controller,

@@ -98,11 +98,7 @@ int gr_kube_rmw(gr_kube_client *c, const gr_kube_gvr *gvr, const char *ns, const
             rc = gr_json_merge_patch_create(cur, obj, &patch, err);
             if (rc == GR_OK) {
                 /* the read version makes the patch a compare-and-swap */
-                json_t *md = json_object_get(patch, "metadata");
-                if (!json_is_object(md)) {
-                    md = json_object();
-                    json_object_set_new(patch, "metadata", md);
-                }
+                json_t *md = gr_json_object_child(patch, "metadata");
                 const char *rv = gr_kube_meta_str(cur, "resourceVersion");
                 json_object_set_new(md, "resourceVersion", json_string(rv ? rv : ""));
                 rc =

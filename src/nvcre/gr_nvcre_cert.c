@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gr_hash.h"
+#include "gr_json.h"
 #include "gr_kube_object.h"
 #include "gr_nvcre_types.h"
 #include "gr_time.h"
@@ -181,12 +182,7 @@ typedef struct {
 
 static json_t *status_of(json_t *obj)
 {
-    json_t *s = json_object_get(obj, "status");
-    if (!json_is_object(s)) {
-        s = json_object();
-        json_object_set_new(obj, "status", s);
-    }
-    return s;
+    return gr_json_object_child(obj, "status");
 }
 
 static int set_exclusive(step *st, const char *type, const char *reason, const char *msg)

@@ -421,11 +421,7 @@ static int apply_one(json_t *spec, const json_t *ov, int idx, gr_buf *patches, g
     }
     const json_t *orch = json_object_get(ov, "orchestration");
     if (json_is_object(orch) && json_object_size(orch) > 0) {
-        json_t *base = json_object_get(spec, "orchestration");
-        if (!json_is_object(base)) {
-            base = json_object();
-            json_object_set_new(spec, "orchestration", base);
-        }
+        json_t *base = gr_json_object_child(spec, "orchestration");
         const char *fields[] = {"target", "topology", "execution", "iterations", "placement"};
         for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
             json_t *v = json_object_get(orch, fields[i]);
@@ -969,16 +965,8 @@ int gr_nvcre_wf_gang_check(json_t *spec, const json_t *deps, const char **reason
     if (!json_is_object(jts))
         FAIL(GR_NVCRE_REASON_GANG_SCHEDULING_CONFLICT,
              "spec.jobTemplate.spec: missing, so the gang-scheduling contract cannot be checked");
-    json_t *wm = json_object_get(jts, "workloadMetadata");
-    if (!json_is_object(wm)) {
-        wm = json_object();
-        json_object_set_new(jts, "workloadMetadata", wm);
-    }
-    json_t *labels = json_object_get(wm, "labels");
-    if (!json_is_object(labels)) {
-        labels = json_object();
-        json_object_set_new(wm, "labels", labels);
-    }
+    json_t *wm = gr_json_object_child(jts, "workloadMetadata");
+    json_t *labels = gr_json_object_child(wm, "labels");
     const char *have = json_string_value(json_object_get(labels, key));
     if (!have)
         json_object_set_new(labels, key, json_string(queue)); /* WF-25 */
@@ -1776,11 +1764,7 @@ int gr_nvcre_wf_render_job(const json_t *workflow, const json_t *spec, const jso
     /* numNodes, affinity, tolerations. */
     json_t *tj = path_get(jspec, "/workload/trainJob");
     if (json_is_object(tj)) {
-        json_t *tr = json_object_get(tj, "trainer");
-        if (!json_is_object(tr)) {
-            tr = json_object();
-            json_object_set_new(tj, "trainer", tr);
-        }
+        json_t *tr = gr_json_object_child(tj, "trainer");
         json_t *podspec = json_object();
         json_t *exprs;
         if (gr_nvcre_wf_unpinned(spec)) {
@@ -1993,16 +1977,8 @@ int gr_nvcre_wf_plan(const json_t *workflow, const json_t *nodes, json_t **out, 
     json_object_set_new(plan, "jobDependencies", jdeps);
     /* The Jobs read the detected products (Unpinned affinity). */
     json_t *wfv = json_deep_copy(workflow);
-    json_t *st = json_object_get(wfv, "status");
-    if (!json_is_object(st)) {
-        st = json_object();
-        json_object_set_new(wfv, "status", st);
-    }
-    json_t *so = json_object_get(st, "orchestration");
-    if (!json_is_object(so)) {
-        so = json_object();
-        json_object_set_new(st, "orchestration", so);
-    }
+    json_t *st = gr_json_object_child(wfv, "status");
+    json_t *so = gr_json_object_child(st, "orchestration");
     json_object_set(so, "gpuProducts", json_object_get(plan, "gpuProducts"));
     json_array_foreach(groups, i, x)
     {

@@ -99,6 +99,27 @@ static void test_dump_buf(void **state)
     gr_buf_free(&small);
 }
 
+static void test_object_child(void **state)
+{
+    (void)state;
+    json_t *o = json_loads("{\"a\":{\"x\":1},\"b\":[1],\"c\":null}", 0, NULL);
+    assert_non_null(o);
+    json_t *a = gr_json_object_child(o, "a"); /* existing object: kept */
+    assert_ptr_equal(a, json_object_get(o, "a"));
+    assert_int_equal(json_integer_value(json_object_get(a, "x")), 1);
+    json_t *b = gr_json_object_child(o, "b"); /* another type: replaced */
+    assert_true(json_is_object(b) && json_object_size(b) == 0);
+    assert_ptr_equal(b, json_object_get(o, "b"));
+    assert_true(json_is_object(gr_json_object_child(o, "c")));
+    json_t *d = gr_json_object_child(o, "d"); /* absent: created */
+    assert_ptr_equal(d, json_object_get(o, "d"));
+    json_t *arr = json_array();
+    assert_null(gr_json_object_child(arr, "k")); /* not an object */
+    assert_null(gr_json_object_child(NULL, "k"));
+    json_decref(arr);
+    json_decref(o);
+}
+
 static void test_equal(void **state)
 {
     (void)state;
@@ -585,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_patch_builder),
         cmocka_unit_test(test_merge_patch_rfc7386_appendix),
         cmocka_unit_test(test_merge_patch_create),
+        cmocka_unit_test(test_object_child),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
