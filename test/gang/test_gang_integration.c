@@ -479,6 +479,17 @@ static void test_rbac_least_privilege(void **state)
     snprintf(yaml2, sizeof yaml2, "clusterrolebinding/%s-discovery", ns);
     gr_harness_kubectl(&t->cluster, &r, "delete", yaml, yaml2, NULL);
     gr_harness_result_free(&r);
+    /* Leave gr-lowpriv as it was before the next lowpriv test asserts what it
+     * may not do: wait until the API server's RBAC cache drops the grant. */
+    bool revoked = false;
+    for (int i = 0; i < tries * 3 && !revoked; i++) {
+        revoked = gr_harness_kubectl_lowpriv(&t->cluster, &r, "auth", "can-i", "list", "pods", "-A",
+                                             NULL) != 0;
+        gr_harness_result_free(&r);
+        if (!revoked)
+            sleep_ms(100);
+    }
+    assert_true(revoked);
     gr_harness_passed(t);
 }
 

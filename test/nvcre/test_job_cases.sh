@@ -42,8 +42,22 @@ kc apply --server-side --force-conflicts -f "$crds/trainer.kubeflow.org_trainjob
 kc wait --for condition=Established --timeout=60s crd/trainjobs.trainer.kubeflow.org \
   crd/jobs.nvcre.nvidia.com >/dev/null || { echo "FAIL: CRDs not Established"; exit 1; }
 
+# The gr-lowpriv rights this test grants are taken back before it ends (also
+# on failure), and it waits until the API server's RBAC cache agrees, so the
+# next test that asserts what gr-lowpriv may not do (label lowpriv) sees the
+# cluster as it was.
+revoke_lowpriv() {
+  kc delete -f "$here/job_lowpriv_rbac.yaml" --ignore-not-found >/dev/null 2>&1
+  local i
+  for ((i = 0; i < 300; i++)); do
+    "$GR_KUBECTL" --kubeconfig "$GR_KUBECONFIG_LOWPRIV" auth can-i list pods -A >/dev/null 2>&1 || return 0
+    sleep 0.2
+  done
+  echo "FAIL: gr-lowpriv can still list pods 60 s after its ClusterRoleBinding was deleted"
+  return 1
+}
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+trap 'revoke_lowpriv; rm -f "$out"' EXIT
 GR_SOURCE_DIR=$root "$runner" --manager "exec '$manager' --controllers=job --workload-creation-deadline=8s \
 --metrics-bind-address 127.0.0.1:\$GR_METRICS_PORT --health-probe-bind-address 127.0.0.1:\$GR_HEALTH_PORT" \
   "$root/test/cases/job" >"$out" 2>&1
@@ -62,6 +76,7 @@ cat "$out"
 n=$(find "$root/test/cases/job-rbac" -name input_config.yaml | wc -l)
 last=$(tail -n 1 "$out")
 [[ $rc -eq 0 && $last == "$n passed, 0 failed" ]] || { echo "FAIL: (gr-lowpriv) runner exited $rc; last line '$last', want '$n passed, 0 failed'"; exit 1; }
+revoke_lowpriv || exit 1
 
 # ---- adoption across a manager restart
 ns=job-restart-$$-$RANDOM
@@ -75,7 +90,7 @@ start_mgr() {
     --health-probe-bind-address 0 >>"$mlog" 2>&1 &
   mgr_pid=$!
 }
-bye() { stop_mgr; kc delete namespace "$ns" --wait=false >/dev/null 2>&1; rm -f "$out" "$mlog"; }
+bye() { stop_mgr; kc delete namespace "$ns" --wait=false >/dev/null 2>&1; revoke_lowpriv; rm -f "$out" "$mlog"; }
 trap bye EXIT
 restart_fail() { echo "FAIL (restart): $*"; kc -n "$ns" get jobs.nvcre.nvidia.com,trainjobs -o yaml; tail -20 "$mlog"; exit 1; }
 reason() { kc -n "$ns" get jobs.nvcre.nvidia.com my-job -o jsonpath='{.status.conditions[?(@.type=="InProgress")].reason}{.status.conditions[?(@.status=="True")].type}'; }
