@@ -97,10 +97,6 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(x ? x : "", y ? y : "");
 }
 
-/* The Job's pods (of the profile's replicated job when pods carry that
- * label), sorted by name. Caller decrefs *out (an array). */
-/* The Job's pods for strategy s, from the cache, or (live) from the API
- * server itself. */
 /* Append the pods of `ns` matching label selector `sel` to `all` (skipping
  * names already there). */
 static int list_pods_into(mctl *mc, const char *ns, const char *sel, json_t *all, gr_err *err)
@@ -133,7 +129,10 @@ static int list_pods_into(mctl *mc, const char *ns, const char *sel, json_t *all
     return GR_OK;
 }
 
-/* `workload`: the Job's status.workloadRef.name (NULL: none yet). The
+/* The Job's pods for strategy s (of the profile's replicated job when pods
+ * carry that label), sorted by name, from the cache or (live) from the API
+ * server itself. Caller decrefs *out (an array).
+ * `workload`: the Job's status.workloadRef.name (NULL: none yet). The
  * Job controller labels only the worker pods `nvcre.nvidia.com/job` (as
  * upstream's InjectPodLabel); an MPI launcher, whose log the NCCL profiles
  * read (replicatedJobName: launcher), carries only JobSet's labels, so the
