@@ -297,7 +297,9 @@ static void wrapped(FILE *f, const char *text, size_t indent, int max_lines)
                 sp_n = n;
             }
             q++;
-            while (((unsigned char)*q & 0xC0) == 0x80)
+            /* at most 4 bytes a column, whatever the (outside) text holds:
+             * buf takes room columns */
+            for (int c = 0; c < 3 && ((unsigned char)*q & 0xC0) == 0x80; c++)
                 q++;
         }
         if (*q == ' ') {

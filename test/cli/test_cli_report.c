@@ -230,6 +230,52 @@ static void test_text_many_measurements(void **state)
     json_decref(jobs);
 }
 
+/* A long node message of 4-byte characters and no spaces: hard-wrapped
+ * within the line buffer onto 3 lines, every line 100 columns. */
+static void test_text_wrap_wide(void **state)
+{
+    (void)state;
+    char msg[4001];
+    size_t k = 0;
+    while (k + 4 < sizeof msg) {
+        memcpy(msg + k, "\xF0\x9D\x84\x9E", 4); /* U+1D11E */
+        k += 4;
+    }
+    msg[k] = '\0';
+    json_t *cert = J("{\"metadata\":{\"name\":\"c\",\"namespace\":\"n\"},\"status\":{"
+                     "\"categoryStatuses\":[{\"domain\":\"d\",\"variant\":\"v\","
+                     "\"status\":\"Failed\",\"workflowRef\":{\"name\":\"w\"}}]}}");
+    json_t *wfs = json_pack("[{s:{s:s,s:s},s:{s:{s:{s:s,s:s,s:s}}}}]", "metadata", "name", "w",
+                            "namespace", "n", "status", "nodeResults", "node-a", "status", "Failed",
+                            "reason", "WorkloadFailed", "message", msg);
+    assert_non_null(wfs);
+    json_t *none = json_array(), *rep = NULL;
+    gr_err err;
+    assert_int_equal(gr_cli_report_build(cert, wfs, none, none, &rep, &err), GR_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(gr_cli_report_render(rep, "text", f, &err), GR_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, "node-a"));
+    size_t lines = 0;
+    for (const char *p = buf; *p;) {
+        const char *e = strchr(p, '\n');
+        assert_non_null(e);
+        assert_int_equal(columns(p, (size_t)(e - p)), GR_CLI_REPORT_WIDTH);
+        if (strstr(p, "\xF0\x9D\x84\x9E") && strstr(p, "\xF0\x9D\x84\x9E") < e)
+            lines++;
+        p = e + 1;
+    }
+    assert_int_equal(lines, 3);
+    free(buf);
+    json_decref(rep);
+    json_decref(cert);
+    json_decref(wfs);
+    json_decref(none);
+}
+
 /* gr_cli_catalog with argv built from string literals (writable copies). */
 static int catalog(FILE *out, FILE *errf, int argc, ...)
 {
@@ -278,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_junit),
         cmocka_unit_test(test_html),
         cmocka_unit_test(test_text_many_measurements),
+        cmocka_unit_test(test_text_wrap_wide),
         cmocka_unit_test(test_catalog_cli),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
