@@ -251,6 +251,45 @@ static int follow(gr_kube_client *c, const opts *o, const char *name, FILE *out,
     }
 }
 
+/* --set thresholds=...: a map of a known key to a CEL expression over
+ * `value`. The keys are the Job's (docs/measurements.md § Thresholds,
+ * GR_MEASURE_KEY_*); an unknown one would fail every node of the category
+ * with UnknownThresholdKey after the whole run. 0 ok, else 1 (told). */
+static int check_thresholds(json_t *val, FILE *errf)
+{
+    static const char *const known[] = {"algBandwidthGBps", "avgStepTimeSec", "avgTFLOPsPerGPU",
+                                        "busBandwidthGBps", "goodputRatio"};
+    static const char *const list =
+        "algBandwidthGBps, avgStepTimeSec, avgTFLOPsPerGPU, busBandwidthGBps, goodputRatio";
+    if (!json_is_object(val)) {
+        fprintf(errf,
+                "gpuready certify: --set thresholds: want a JSON object of key to CEL "
+                "expression, e.g. --set 'thresholds={\"busBandwidthGBps\":\"value >= 300\"}'\n");
+        return 1;
+    }
+    const char *key;
+    json_t *expr;
+    json_object_foreach(val, key, expr)
+    {
+        size_t i = 0;
+        while (i < sizeof known / sizeof *known && strcmp(known[i], key))
+            i++;
+        if (i == sizeof known / sizeof *known) {
+            fprintf(errf, "gpuready certify: --set thresholds: unknown key \"%s\" (known: %s)\n",
+                    key, list);
+            return 1;
+        }
+        if (!json_is_string(expr) || !*json_string_value(expr)) {
+            fprintf(errf,
+                    "gpuready certify: --set thresholds: \"%s\": want a CEL expression over "
+                    "value as a string, e.g. \"value >= 300\"\n",
+                    key);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int gr_cli_certify(int argc, char **argv, FILE *out, FILE *errf)
 {
     opts o;
@@ -326,6 +365,11 @@ int gr_cli_certify(int argc, char **argv, FILE *out, FILE *errf)
         json_t *val = json_loads(eq + 1, JSON_DECODE_ANY, NULL);
         if (!val)
             val = json_string(eq + 1);
+        if (!strcmp(k, "thresholds") && check_thresholds(val, errf)) {
+            json_decref(val);
+            json_decref(cert);
+            return 2;
+        }
         json_object_set_new(json_object_get(cert, "spec"), k, val);
     }
     json_t *md = json_object_get(cert, "metadata");

@@ -191,8 +191,12 @@ int gr_cli_report_build(const json_t *cert, const json_t *workflows, const json_
         json_t *wv = wf ? verdict(wf)
                         : json_pack("{s:s,s:s,s:s}", "result", "", "reason", "", "message", "");
         const json_t *orch = json_object_get(json_object_get(wf, "status"), "orchestration");
-        json_t *thresholds =
-            json_deep_copy(gr_json_ptr_get(wf, "/spec/validation/performance/thresholds"));
+        /* validation.performance.thresholds.thresholds (the CRD's shape; a
+         * flat map is read too, as the Workflow controller does) */
+        const json_t *thr = gr_json_ptr_get(wf, "/spec/validation/performance/thresholds");
+        if (json_is_object(json_object_get(thr, "thresholds")))
+            thr = json_object_get(thr, "thresholds");
+        json_t *thresholds = json_is_object(thr) ? json_deep_copy(thr) : NULL;
         json_t *c = json_pack(
             "{s:s,s:s,s:s,s:s,s:s,s:O,s:O,s:s,s:s,s:o,s:o,s:o,s:[]}", "domain", sget(cs, "domain"),
             "variant", sget(cs, "variant"), "status", sget(cs, "status"), "workflow", wname,
@@ -265,6 +269,57 @@ static void line(FILE *f, const char *text)
     fputs(" │\n", f);
 }
 
+/* `text` on up to `max_lines` boxed lines, broken at spaces where it can
+ * be; continuation lines indented by `indent` columns (< the width), the
+ * last one cut by line(). A failed node's message (the measured value of a
+ * ThresholdViolation) is read whole, not cut at the first line's end. */
+static void wrapped(FILE *f, const char *text, size_t indent, int max_lines)
+{
+    size_t inner = GR_CLI_REPORT_WIDTH - 4;
+    char buf[5 * GR_CLI_REPORT_WIDTH + 8];
+    const char *p = text;
+    for (int l = 0; l < max_lines; l++) {
+        size_t pad = l ? indent : 0, room = inner - pad;
+        if (l == max_lines - 1 || cols(p) <= room) {
+            /* line() stops at the width: 4 bytes a column at most */
+            size_t len = strnlen(p, 4 * room + 4);
+            memset(buf, ' ', pad);
+            memcpy(buf + pad, p, len);
+            buf[pad + len] = '\0';
+            line(f, buf);
+            return;
+        }
+        const char *q = p, *sp = NULL;
+        size_t n = 0, sp_n = 0;
+        for (; *q && n < room; n++) {
+            if (*q == ' ') {
+                sp = q;
+                sp_n = n;
+            }
+            q++;
+            /* at most 4 bytes a column, whatever the (outside) text holds:
+             * buf takes room columns */
+            for (int c = 0; c < 3 && ((unsigned char)*q & 0xC0) == 0x80; c++)
+                q++;
+        }
+        if (*q == ' ') {
+            sp = q;
+            sp_n = n;
+        }
+        /* a space in the line's second half, else a hard break */
+        const char *end = sp && sp_n > room / 2 ? sp : q;
+        memset(buf, ' ', pad);
+        memcpy(buf + pad, p, (size_t)(end - p));
+        buf[pad + (size_t)(end - p)] = '\0';
+        line(f, buf);
+        p = end;
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            return;
+    }
+}
+
 static void rule(FILE *f, const char *left, const char *title, const char *right)
 {
     size_t n = 0;
@@ -289,6 +344,58 @@ static void human_size(json_int_t b, char *out, size_t n)
         i++;
     }
     snprintf(out, n, "%lld %s", (long long)b, u[i]);
+}
+
+/* How many measurements (distinct "job") the bandwidth rows come from. */
+static size_t measurements(const json_t *rows)
+{
+    json_t *seen = json_object();
+    size_t i;
+    json_t *x;
+    json_array_foreach(rows, i, x) json_object_set_new(seen, sget(x, "job"), json_true());
+    size_t n = json_object_size(seen);
+    json_decref(seen);
+    return n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Rows from several measurements (one per Job: a 16-node intra-node run has
+ * 16), sorted by size: per size the lowest, median and highest busBW, so
+ * a slow node shows as a low minimum instead of 16 rows per size. */
+static void bandwidth_summary(FILE *f, const json_t *rows, size_t nmeas)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf,
+             "Bus bandwidth by message size, %zu measurements (busBW GB/s):", nmeas);
+    line(f, buf);
+    snprintf(buf, sizeof buf, "  %12s  %12s  %12s  %12s", "size", "min", "median", "max");
+    line(f, buf);
+    size_t n = json_array_size(rows);
+    double *v = calloc(n ? n : 1, sizeof *v);
+    if (!v)
+        return;
+    for (size_t i = 0; i < n;) {
+        json_int_t sz = json_integer_value(json_object_get(json_array_get(rows, i), "sizeBytes"));
+        size_t k = 0;
+        for (; i < n; i++) {
+            const json_t *x = json_array_get(rows, i);
+            if (json_integer_value(json_object_get(x, "sizeBytes")) != sz)
+                break;
+            v[k++] = atof(sget(x, "busBW"));
+        }
+        qsort(v, k, sizeof *v, cmp_double);
+        double med = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+        char hs[32];
+        human_size(sz, hs, sizeof hs);
+        snprintf(buf, sizeof buf, "  %12s  %12.2f  %12.2f  %12.2f", hs, v[0], med, v[k - 1]);
+        line(f, buf);
+    }
+    free(v);
 }
 
 static void render_text(const json_t *rep, FILE *f)
@@ -339,7 +446,7 @@ static void render_text(const json_t *rep, FILE *f)
             bool bad = !strcmp(sget(x, "result"), "Failed");
             snprintf(buf, sizeof buf, "  %s %-24s %s%s%s", bad ? "✗" : "✓", sget(x, "node"),
                      sget(x, "reason"), *sget(x, "message") ? ": " : "", sget(x, "message"));
-            line(f, buf);
+            wrapped(f, buf, 29, 3);
         }
         const char *tk;
         json_t *tv;
@@ -348,7 +455,8 @@ static void render_text(const json_t *rep, FILE *f)
             snprintf(buf, sizeof buf, "Threshold %s: %s", tk, json_string_value(tv));
             line(f, buf);
         }
-        if (json_array_size(json_object_get(c, "bandwidth"))) {
+        size_t nmeas = measurements(json_object_get(c, "bandwidth"));
+        if (nmeas == 1) {
             line(f, "Bus bandwidth by message size:");
             snprintf(buf, sizeof buf, "  %12s  %12s  %12s", "size", "busBW GB/s", "algBW GB/s");
             line(f, buf);
@@ -360,6 +468,8 @@ static void render_text(const json_t *rep, FILE *f)
                          sget(x, "algBW"));
                 line(f, buf);
             }
+        } else if (nmeas > 1) {
+            bandwidth_summary(f, json_object_get(c, "bandwidth"), nmeas);
         }
         json_array_foreach(json_object_get(c, "failureLogs"), j, x)
         {
@@ -472,7 +582,8 @@ static void render_junit(const json_t *rep, FILE *f)
 
 /* ------------------------------------------------------------ html */
 
-/* "value >= 350" / "value > 350" → 350 (the threshold line of the plot). */
+/* The busBandwidthGBps threshold (docs/measurements.md; a key containing
+ * "busBW" too): "value >= 350" / "value > 350" → 350, the plot's line. */
 static bool threshold_of(const json_t *c, double *out)
 {
     const char *k;
@@ -480,7 +591,7 @@ static bool threshold_of(const json_t *c, double *out)
     json_object_foreach(json_object_get(c, "thresholds"), k, v)
     {
         const char *e = json_string_value(v);
-        if (!e || !strstr(k, "busBW"))
+        if (!e || (!strstr(k, "busBW") && strcmp(k, "busBandwidthGBps") != 0))
             continue;
         const char *p = strchr(e, '>');
         if (!p)

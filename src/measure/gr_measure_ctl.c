@@ -17,6 +17,7 @@
 #define MOD            "measure"
 #define JOB_LABEL      "nvcre.nvidia.com/job"
 #define RJOB_LABEL     "jobset.sigs.k8s.io/replicatedjob-name"
+#define JOBSET_LABEL   "jobset.sigs.k8s.io/jobset-name"
 #define MAX_PODS       2
 #define MAX_POLLS      64 /* per reconcile: 64 × 4 MiB at most */
 #define MAX_EVENTS     200000
@@ -96,27 +97,67 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(x ? x : "", y ? y : "");
 }
 
-/* The Job's pods (of the profile's replicated job when pods carry that
- * label), sorted by name. Caller decrefs *out (an array). */
-/* The Job's pods for strategy s, from the cache, or (live) from the API
- * server itself. */
-static int job_pods(mctl *mc, const char *ns, const char *job, const gr_measure_strategy *s,
-                    int live, json_t **out, gr_err *err)
+/* Append the pods of `ns` matching label selector `sel` to `all` (skipping
+ * names already there). */
+static int list_pods_into(mctl *mc, const char *ns, const char *sel, json_t *all, gr_err *err)
+{
+    json_t *list = NULL;
+    gr_kube_opts o = {.label_selector = sel};
+    int rc = gr_kube_list_all(mc->c, &GR_KUBE_PODS, ns, &o, &list, NULL, err);
+    if (rc != GR_OK) {
+        return rc;
+    }
+    size_t i, j;
+    json_t *p, *q;
+    json_array_foreach(json_object_get(list, "items"), i, p)
+    {
+        const char *n = jstr(json_object_get(p, "metadata"), "name");
+        int dup = !n;
+        json_array_foreach(all, j, q)
+        {
+            const char *m = jstr(json_object_get(q, "metadata"), "name");
+            if (n && m && strcmp(n, m) == 0) {
+                dup = 1;
+            }
+        }
+        if (!dup && json_array_append(all, p) != 0) {
+            json_decref(list);
+            return gr_err_set(err, GR_ENOMEM, "out of memory");
+        }
+    }
+    json_decref(list);
+    return GR_OK;
+}
+
+/* The Job's pods for strategy s (of the profile's replicated job when pods
+ * carry that label), sorted by name, from the cache or (live) from the API
+ * server itself. Caller decrefs *out (an array).
+ * `workload`: the Job's status.workloadRef.name (NULL: none yet). The
+ * Job controller labels only the worker pods `nvcre.nvidia.com/job` (as
+ * upstream's InjectPodLabel); an MPI launcher, whose log the NCCL profiles
+ * read (replicatedJobName: launcher), carries only JobSet's labels, so the
+ * live listing also takes the pods of the workload's JobSet (Trainer names
+ * the JobSet after the TrainJob). */
+static int job_pods(mctl *mc, const char *ns, const char *job, const char *workload,
+                    const gr_measure_strategy *s, int live, json_t **out, gr_err *err)
 {
     json_t *all = NULL;
     int rc;
     if (live) {
         char sel[400];
+        all = json_array();
+        if (!all) {
+            return gr_err_set(err, GR_ENOMEM, "out of memory");
+        }
         snprintf(sel, sizeof sel, "%s=%s", JOB_LABEL, job);
-        json_t *list = NULL;
-        gr_kube_opts o = {.label_selector = sel};
-        rc = gr_kube_list_all(mc->c, &GR_KUBE_PODS, ns, &o, &list, NULL, err);
-        if (rc == GR_OK) {
-            all = json_incref(json_object_get(list, "items"));
-            json_decref(list);
-            if (!all) {
-                all = json_array();
-            }
+        rc = list_pods_into(mc, ns, sel, all, err);
+        if (rc == GR_OK && workload && *workload) {
+            snprintf(sel, sizeof sel, "%s=%s", JOBSET_LABEL, workload);
+            rc = list_pods_into(mc, ns, sel, all, err);
+        }
+        if (rc != GR_OK) {
+            json_decref(all);
+            all = NULL;
         }
     } else {
         rc = gr_kube_cache_list(mc->pods, "job", job, &all, err);
@@ -494,7 +535,8 @@ static int reconcile(void *ctx, const char *key, int64_t *requeue_after_ns, gr_e
     /* The pods are listed from the API server itself: which pod is
      * "first"/"last" and what the final read covers must not depend on how far
      * the pod cache has caught up (the logs are read live anyway). */
-    rc = job_pods(mc, ns, jobname, gr_measure_profile_strategy(prof), 1, &pods, err);
+    rc = job_pods(mc, ns, jobname, jstr(json_object_get(jst, "workloadRef"), "name"),
+                  gr_measure_profile_strategy(prof), 1, &pods, err);
     if (rc != GR_OK) {
         goto out;
     }

@@ -2060,6 +2060,25 @@ int gr_nvcre_wf_job_timed_out(const json_t *job, int64_t group_start_ns, int64_t
     return GR_OK;
 }
 
+int gr_nvcre_wf_job_awaiting_thresholds(const json_t *job)
+{
+    const json_t *th = path_get(job, "/spec/" GR_NVCRE_F_THRESHOLDS);
+    if (!json_is_object(th) || json_object_size(th) == 0)
+        return 0;
+    int succeeded = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach(path_get(job, "/status/conditions"), i, c)
+    {
+        const char *t = sget(c, "type");
+        if (!strcmp(t, GR_NVCRE_COND_VALIDATION_FAILED))
+            return 0;
+        if (!strcmp(t, GR_NVCRE_COND_SUCCEEDED) && !strcmp(sget(c, "status"), "True"))
+            succeeded = 1;
+    }
+    return succeeded;
+}
+
 /* The Job's InProgress condition when True (NULL otherwise). */
 static const json_t *in_progress(const json_t *job)
 {

@@ -287,6 +287,11 @@ int gr_nvcre_wf_plan(const json_t *workflow, const json_t *nodes, json_t **out, 
 int gr_nvcre_wf_job_timed_out(const json_t *job, int64_t group_start_ns, int64_t timeout_ns,
                               int64_t now_ns, int *out, int *blocked);
 
+/* isJobAwaitingThresholdEvaluation (§2.10): 1 when the NVCRE Job has a
+ * non-empty spec.thresholds, is Succeeded and has no ValidationFailed
+ * condition yet; its group stays running until the verdict. */
+int gr_nvcre_wf_job_awaiting_thresholds(const json_t *job);
+
 /* The Job's InProgress reason is relayed to the Workflow
  * (WorkloadSchedulingBlocked, ADR-083; WorkloadCreationRejected, JOB-85). */
 int gr_nvcre_wf_job_relayed(const json_t *job);

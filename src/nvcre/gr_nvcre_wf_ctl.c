@@ -853,7 +853,12 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
                 phase = GR_NVCRE_PHASE_FAILED;
                 timed_out = !strcmp(r ? r : "", GR_NVCRE_REASON_JOB_TIMED_OUT);
             } else if (cond_true(job, GR_NVCRE_COND_SUCCEEDED, NULL)) {
-                phase = GR_NVCRE_PHASE_SUCCEEDED;
+                /* §2.10 isJobAwaitingThresholdEvaluation: a Succeeded Job
+                 * with thresholds and no verdict yet keeps its group
+                 * running; the Job controller writes ValidationFailed (or
+                 * MeasurementTimeout) and its change enqueues us. */
+                if (!gr_nvcre_wf_job_awaiting_thresholds(job))
+                    phase = GR_NVCRE_PHASE_SUCCEEDED;
             } else if (timeout > 0) {
                 int to = 0, blocked = 0;
                 int64_t gs = 0;

@@ -23,6 +23,13 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 out=$(g certify --category communication/nccl-bogus 2>&1); rc=$?
 [[ $rc -eq 2 && $out == *"Unknown certification category"* ]] || fail "bad category: rc=$rc $out"
+# A threshold key the Job does not know would fail every node with
+# UnknownThresholdKey after the whole run: refused up front, naming the keys.
+out=$(g certify --category communication/nccl-all-reduce --set 'thresholds={"busBW":"value >= 300"}' 2>&1); rc=$?
+[[ $rc -eq 2 && $out == *'unknown key "busBW" (known: algBandwidthGBps, '*busBandwidthGBps* ]] ||
+  fail "unknown threshold key: rc=$rc $out"
+out=$(g certify --category communication/nccl-all-reduce --set 'thresholds={"busBandwidthGBps":300}' 2>&1); rc=$?
+[[ $rc -eq 2 && $out == *"want a CEL expression over value as a string"* ]] || fail "numeric threshold: rc=$rc $out"
 
 out=$(g certify --name c1 --category diagnostics/dcgm-level1 --category communication/nccl-loopback \
   --node-selector nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 --set testScale=intra-node \

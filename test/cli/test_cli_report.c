@@ -112,7 +112,12 @@ static void test_text(void **state)
         p = e + 1;
     }
     assert_non_null(strstr(t, "Nodes: 1 passed, 2 failed"));
-    assert_non_null(strstr(t, "ThresholdViolated: busBW 212.4 GB/s"));
+    /* JOB-76: ThresholdViolation; the message with the measured value is
+     * wrapped onto a second line, not cut off */
+    assert_non_null(
+        strstr(t, "ThresholdViolation: Threshold \"busBandwidthGBps\" violated: measured"));
+    assert_non_null(strstr(t, "212.4000, expression: value >= 350"));
+    assert_non_null(strstr(t, "column limit of the text report"));
     assert_non_null(strstr(t, "8 GiB"));
     assert_non_null(strstr(t, "all_reduce_perf: 1 test FAILED"));
     assert_null(strstr(t, "Channel 00/32")); /* only the last 5 log lines */
@@ -171,6 +176,106 @@ static void test_html(void **state)
     free(t);
 }
 
+static json_t *J(const char *text)
+{
+    json_t *j = json_loads(text, 0, NULL);
+    assert_non_null(j);
+    return j;
+}
+
+/* An intra-node run has one BandwidthMeasurement per node: the text report
+ * sums them up per size (lowest, median, highest busBW) instead of listing
+ * every measurement's row (16 nodes x 32 sizes in the demo). */
+static void test_text_many_measurements(void **state)
+{
+    (void)state;
+    json_t *cert =
+        J("{\"metadata\":{\"name\":\"c\",\"namespace\":\"n\"},\"status\":{"
+          "\"categoryStatuses\":[{\"domain\":\"communication\",\"variant\":"
+          "\"nccl-all-reduce\",\"status\":\"Failed\",\"workflowRef\":{\"name\":\"w\"}}]}}");
+    json_t *wfs = J("[{\"metadata\":{\"name\":\"w\",\"namespace\":\"n\"}}]");
+    json_t *bms = json_array();
+    const char *bw[3] = {"480.00", "120.00", "470.00"};
+    for (int i = 0; i < 3; i++) {
+        json_t *bm = json_pack(
+            "{s:{s:s++,s:s,s:[{s:s,s:s,s:s}]},s:{s:[{s:I,s:s,s:s},{s:I,s:s,s:s}]}}", "metadata",
+            "name", "j",
+            (i == 0   ? "0"
+             : i == 1 ? "1"
+                      : "2"),
+            "-bandwidth", "namespace", "n", "ownerReferences", "kind", "Workflow", "name", "w",
+            "uid", "u", "status", "results", "sizeBytes", (json_int_t)1073741824, "busBW", bw[i],
+            "algBW", "1.00", "sizeBytes", (json_int_t)8, "busBW", "0.00", "algBW", "0.00");
+        assert_non_null(bm);
+        json_array_append_new(bms, bm);
+    }
+    json_t *jobs = json_array(), *rep = NULL;
+    gr_err err;
+    assert_int_equal(gr_cli_report_build(cert, wfs, jobs, bms, &rep, &err), GR_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(gr_cli_report_render(rep, "text", f, &err), GR_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, "Bus bandwidth by message size, 3 measurements (busBW GB/s):"));
+    assert_non_null(strstr(buf, "          1 GiB        120.00        470.00        480.00"));
+    assert_non_null(strstr(buf, "            8 B          0.00          0.00          0.00"));
+    assert_null(strstr(buf, "algBW GB/s"));
+    free(buf);
+    json_decref(rep);
+    json_decref(cert);
+    json_decref(wfs);
+    json_decref(bms);
+    json_decref(jobs);
+}
+
+/* A long node message of 4-byte characters and no spaces: hard-wrapped
+ * within the line buffer onto 3 lines, every line 100 columns. */
+static void test_text_wrap_wide(void **state)
+{
+    (void)state;
+    char msg[4001];
+    size_t k = 0;
+    while (k + 4 < sizeof msg) {
+        memcpy(msg + k, "\xF0\x9D\x84\x9E", 4); /* U+1D11E */
+        k += 4;
+    }
+    msg[k] = '\0';
+    json_t *cert = J("{\"metadata\":{\"name\":\"c\",\"namespace\":\"n\"},\"status\":{"
+                     "\"categoryStatuses\":[{\"domain\":\"d\",\"variant\":\"v\","
+                     "\"status\":\"Failed\",\"workflowRef\":{\"name\":\"w\"}}]}}");
+    json_t *wfs = json_pack("[{s:{s:s,s:s},s:{s:{s:{s:s,s:s,s:s}}}}]", "metadata", "name", "w",
+                            "namespace", "n", "status", "nodeResults", "node-a", "status", "Failed",
+                            "reason", "WorkloadFailed", "message", msg);
+    assert_non_null(wfs);
+    json_t *none = json_array(), *rep = NULL;
+    gr_err err;
+    assert_int_equal(gr_cli_report_build(cert, wfs, none, none, &rep, &err), GR_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(gr_cli_report_render(rep, "text", f, &err), GR_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, "node-a"));
+    size_t lines = 0;
+    for (const char *p = buf; *p;) {
+        const char *e = strchr(p, '\n');
+        assert_non_null(e);
+        assert_int_equal(columns(p, (size_t)(e - p)), GR_CLI_REPORT_WIDTH);
+        if (strstr(p, "\xF0\x9D\x84\x9E") && strstr(p, "\xF0\x9D\x84\x9E") < e)
+            lines++;
+        p = e + 1;
+    }
+    assert_int_equal(lines, 3);
+    free(buf);
+    json_decref(rep);
+    json_decref(cert);
+    json_decref(wfs);
+    json_decref(none);
+}
+
 /* gr_cli_catalog with argv built from string literals (writable copies). */
 static int catalog(FILE *out, FILE *errf, int argc, ...)
 {
@@ -214,8 +319,12 @@ static void test_catalog_cli(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_text),        cmocka_unit_test(test_json),
-        cmocka_unit_test(test_junit),       cmocka_unit_test(test_html),
+        cmocka_unit_test(test_text),
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_junit),
+        cmocka_unit_test(test_html),
+        cmocka_unit_test(test_text_many_measurements),
+        cmocka_unit_test(test_text_wrap_wide),
         cmocka_unit_test(test_catalog_cli),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

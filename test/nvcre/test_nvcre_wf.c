@@ -587,6 +587,36 @@ static void test_naming(void **state)
 
 #define SEC 1000000000LL
 
+/* WF-52/WF-54 depend on it: a Succeeded Job with thresholds keeps its group
+ * running until the Job controller's verdict (isJobAwaitingThresholdEvaluation). */
+static void test_job_awaiting_thresholds(void **state)
+{
+    (void)state;
+    json_t *j = J("{\"spec\":{\"thresholds\":{\"busBandwidthGBps\":\"value >= 300\"}},"
+                  "\"status\":{\"conditions\":[{\"type\":\"Succeeded\",\"status\":\"True\"}]}}");
+    assert_int_equal(gr_nvcre_wf_job_awaiting_thresholds(j), 1);
+    json_decref(j);
+    /* the verdict is in (either way): no longer awaiting */
+    j = J("{\"spec\":{\"thresholds\":{\"busBandwidthGBps\":\"value >= 300\"}},"
+          "\"status\":{\"conditions\":[{\"type\":\"Succeeded\",\"status\":\"True\"},"
+          "{\"type\":\"ValidationFailed\",\"status\":\"False\",\"reason\":\"ThresholdsMet\"}]}}");
+    assert_int_equal(gr_nvcre_wf_job_awaiting_thresholds(j), 0);
+    json_decref(j);
+    /* no thresholds, empty thresholds, not Succeeded, no Job */
+    j = J("{\"status\":{\"conditions\":[{\"type\":\"Succeeded\",\"status\":\"True\"}]}}");
+    assert_int_equal(gr_nvcre_wf_job_awaiting_thresholds(j), 0);
+    json_decref(j);
+    j = J("{\"spec\":{\"thresholds\":{}},"
+          "\"status\":{\"conditions\":[{\"type\":\"Succeeded\",\"status\":\"True\"}]}}");
+    assert_int_equal(gr_nvcre_wf_job_awaiting_thresholds(j), 0);
+    json_decref(j);
+    j = J("{\"spec\":{\"thresholds\":{\"busBandwidthGBps\":\"value >= 300\"}},"
+          "\"status\":{\"conditions\":[{\"type\":\"Succeeded\",\"status\":\"False\"}]}}");
+    assert_int_equal(gr_nvcre_wf_job_awaiting_thresholds(j), 0);
+    json_decref(j);
+    assert_int_equal(gr_nvcre_wf_job_awaiting_thresholds(NULL), 0);
+}
+
 static void test_timeouts(void **state)
 {
     (void)state;
@@ -1028,6 +1058,7 @@ int main(void)
         cmocka_unit_test(test_discovery_exclusions),
         cmocka_unit_test(test_partition),
         cmocka_unit_test(test_naming),
+        cmocka_unit_test(test_job_awaiting_thresholds),
         cmocka_unit_test(test_timeouts),
         cmocka_unit_test(test_final_status),
         cmocka_unit_test(test_node_results),

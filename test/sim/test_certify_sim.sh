@@ -15,8 +15,11 @@
 #      duplicated (one TrainJob and one JobSet per Job, one Job per group);
 #  (b) a certification of every node catches the injected faults: DCGM fails
 #      on gpu-node-09 (reason and the diagnostic's failure log in the report),
-#      gpu-node-11 cordoned mid-run fails the DCGM category, and the slow node's
-#      NCCL log (read through the API server) reports its low bus bandwidth;
+#      gpu-node-11 cordoned mid-run fails the DCGM category, and the slow
+#      gpu-node-10 fails nccl-all-reduce alone with ThresholdViolation (a
+#      busBandwidthGBps threshold on its BandwidthMeasurement, the measured
+#      value in the message); its NCCL log (read through the API server)
+#      reports the low bus bandwidth;
 #  (d) deleting a Certification while its pods run removes every pod, Job,
 #      TrainJob and Workflow it started.
 # Exit 77 (skipped) with GR_SKIP_INTEGRATION=1 or GR_SKIP_E2E=1.
@@ -180,8 +183,11 @@ done
 # ---- (b) every node, faults injected
 ns=e2e-faults
 k create namespace "$ns" >/dev/null
+# busBandwidthGBps: the max over sizes of the Job's BandwidthMeasurement
+# (healthy H100 ~480 GB/s in the simulator, gpu-node-10 100 GB/s).
 g certify -n "$ns" --name faults --category diagnostics/dcgm-level1 \
-  --category communication/nccl-all-reduce --set testScale=intra-node >/dev/null
+  --category communication/nccl-all-reduce --set testScale=intra-node \
+  --set 'thresholds={"busBandwidthGBps":"value >= 300"}' >/dev/null
 wait_for $W "(b) the faulty-cluster certification finished" cert_done "$ns" faults
 state=$(cert_state "$ns" faults)
 [[ $state == Failed ]] && pass "(b) certification Failed" || fail "(b) certification: $state, want Failed"
@@ -210,9 +216,25 @@ bad=$(jq -r '[.categories[] | select(.variant == "dcgm-level1") | .nodes[]?
 r=$(node_result communication/nccl-all-reduce gpu-node-11)
 [[ -z $r ]] && pass "(b) nccl-all-reduce left the cordoned gpu-node-11 out" \
   || fail "(b) nccl-all-reduce ran on cordoned gpu-node-11: '$r'"
-# The slow node: its NCCL run's log, read through the API server and KWOK,
-# reports its low bus bandwidth (the BandwidthMeasurement threshold turns
-# that into a failed node: docs/demo.md).
+# JOB-76 JOB-100 WF-54: the slow node fails nccl-all-reduce on the
+# threshold (its BandwidthMeasurement read from the MPI launcher's log), with
+# the measured value in the message; no other node fails it.
+r=$(node_result communication/nccl-all-reduce gpu-node-10)
+measured=$(sed -n 's/^Failed ThresholdViolation Threshold "busBandwidthGBps" violated: measured \([0-9.]*\), expression: value >= 300$/\1/p' <<<"$r")
+if [[ -n $measured ]] && awk -v m="$measured" 'BEGIN { exit !(m > 0 && m < 300) }'; then
+  pass "(b) slow gpu-node-10 fails nccl-all-reduce: ${r:0:160}"
+else
+  fail "(b) gpu-node-10 in nccl-all-reduce: '$r', want Failed ThresholdViolation with a measured busBandwidthGBps < 300"
+fi
+bad=$(jq -r '[.categories[] | select(.variant == "nccl-all-reduce") | .nodes[]?
+              | select(.result != "Succeeded") | .node] | sort | join(" ")' <<<"$report")
+[[ $bad == "gpu-node-10" ]] && pass "(b) nccl-all-reduce failed exactly gpu-node-10" \
+  || fail "(b) nccl-all-reduce failed nodes: '$bad', want 'gpu-node-10'"
+r=$(jq -r '.categories[] | select(.variant == "nccl-all-reduce") | .reason' <<<"$report")
+[[ $r == JobValidationFailed ]] && pass "(b) nccl-all-reduce Workflow failed with JobValidationFailed" \
+  || fail "(b) nccl-all-reduce Workflow reason: '$r', want JobValidationFailed"
+# Its NCCL run's log, read through the API server and KWOK, reports the low
+# bus bandwidth too.
 avg_bw() { # node -> the "# Avg bus bandwidth" of the launcher of that node's NCCL Job
   local job pod
   job=$(k -n "$ns" get jobs.nvcre.nvidia.com -l nvcre.nvidia.com/catalog-test=all_reduce -o json |

@@ -207,9 +207,9 @@ case("certification-intra-node", [cert("c", GANG, testScale="intra-node")],
      {"generateNodes": nodes(), "waitFor": {"kind": "Workflow", "name": W1}, "collect": ["Workflow"]},
      "testScale intra-node: one node per job, annotation requested-test-scale")
 case("certification-thresholds-validation",
-     [cert("c", GANG, thresholds={"busBW": "value >= 350"}, measurementTimeout="10m")],
+     [cert("c", GANG, thresholds={"busBandwidthGBps": "value >= 350"}, measurementTimeout="10m")],
      {"generateNodes": nodes(), "waitFor": {"kind": "Workflow", "name": W1}, "collect": ["Workflow"]},
-     "thresholds: validation.performance with measurementTimeout")
+     "thresholds: validation.performance.thresholds.thresholds (the CRD nests the map) with measurementTimeout")
 case("certification-per-category-options-win",
      [cert("c", [("communication", "nccl-all-reduce", {"maxBytes": "8G", "numIterations": 20})], maxBytes="1G", numIterations=5)],
      {"generateNodes": nodes(), "waitFor": {"kind": "Workflow", "name": W1}, "collect": ["Workflow"]},
