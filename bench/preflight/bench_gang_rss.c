@@ -18,7 +18,8 @@
  *   gang_rss_pods: P pods
  *   gang_rss_cache_bytes: B
  *   gang_rss_bytes_per_pod: B/pod
- *   gang_rss_cached_pods: the Pod cache's object count (all of them)
+ *   gang_rss_cached_pods: the Pod cache's object count (the gang members:
+ *                         pods without the gang volume are not cached)
  */
 #include <malloc.h>
 #include <stdio.h>
