@@ -37,8 +37,31 @@
  *       the do-nothing webhook (what the machine's load alone costs)
  *   gang_burst_gang_complete_after_last_ip_seconds
  *   gang_burst_webhook_rss_bytes           after the burst (VmRSS)
+ *
+ * Then (unless GR_BENCH_KILL=0) the same burst into a fourth namespace with
+ * one replica killed in the middle (issue 20: "0 failed admissions"): a
+ * second `serve` replica (same flags, same Lease) starts beside the first;
+ * the webhook's URL is a TCP front in this process that spreads
+ * connections round-robin over both replicas and skips one that refuses
+ * connections (a Service whose dead endpoint is dropped); when half of the
+ * pods are created, the replica holding the Lease (the coordinator) gets
+ * SIGKILL. Every stored pod is checked for the injection (the gang volume
+ * and the init container), every pod then gets an IP and the gang
+ * ConfigMap is polled until it lists N peers (the survivor takes the Lease
+ * over: lease duration 15 s by default). Prints:
+ *   gang_burst_kill_failed                 pods refused (goal 0)
+ *   gang_burst_kill_pods_per_second
+ *   gang_burst_kill_injected               stored pods with the injection
+ *   gang_burst_kill_killed_leader          1 when the killed replica led
+ *   gang_burst_kill_gang_complete_after_last_ip_seconds
+ * A request the killed replica was answering at the instant of SIGKILL is
+ * lost with the process (the API server does not retry a webhook call whose
+ * connection was reset); such a refusal shows in _failed.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -47,6 +70,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,6 +136,10 @@ typedef struct burst {
     int n, w, idx;
     int phase; /* 0 create, 1 status IP */
     atomic_int failed;
+    atomic_int done; /* requests answered (either way) */
+    int kill_at;     /* > 0: SIGKILL kill_pid when done reaches it */
+    pid_t kill_pid;
+    atomic_int killed;
 } burst;
 
 typedef struct wjob {
@@ -160,6 +188,9 @@ static void *writer(void *arg)
                 fprintf(stderr, "bench_gang_burst: %s %s: %s\n", b->ns,
                         b->phase ? "patch" : "create", err.msg);
         }
+        if (b->kill_at > 0 && atomic_fetch_add(&b->done, 1) + 1 == b->kill_at &&
+            kill(b->kill_pid, SIGKILL) == 0)
+            atomic_store(&b->killed, 1);
     }
     gr_kube_client_free(kc);
     return NULL;
@@ -377,6 +408,211 @@ static size_t peers_in(gr_kube_client *kc, const char *ns, const char *cm)
     return n;
 }
 
+/* ------------------------------------------------------------ TCP front */
+
+/* Round-robin TCP front over the replicas' webhook ports (a Service): each
+ * accepted connection goes to the next backend that accepts a connection
+ * (one that refuses is skipped: its endpoint is gone); bytes are copied
+ * both ways until either side closes. TLS passes through untouched. */
+typedef struct front {
+    int lfd, port;
+    int backends[4];
+    int nb;
+    atomic_uint next;
+    atomic_int stop;
+    pthread_t thr;
+} front;
+
+typedef struct fconn {
+    front *f;
+    int cfd;
+} fconn;
+
+static int connect_port(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void *fconn_run(void *arg)
+{
+    fconn *c = arg;
+    front *f = c->f;
+    int bfd = -1;
+    for (int t = 0; t < f->nb && bfd < 0; t++)
+        bfd = connect_port(f->backends[atomic_fetch_add(&f->next, 1) % (unsigned)f->nb]);
+    if (bfd >= 0) {
+        struct pollfd p[2] = {{.fd = c->cfd, .events = POLLIN}, {.fd = bfd, .events = POLLIN}};
+        char buf[16384];
+        bool open = true;
+        while (open && !atomic_load(&f->stop)) {
+            if (poll(p, 2, 500) < 0 && errno != EINTR)
+                break;
+            for (int i = 0; i < 2 && open; i++) {
+                if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                    continue;
+                ssize_t r = read(p[i].fd, buf, sizeof buf);
+                if (r <= 0) {
+                    open = false;
+                    break;
+                }
+                for (ssize_t off = 0; off < r;) {
+                    ssize_t wr = write(p[1 - i].fd, buf + off, (size_t)(r - off));
+                    if (wr <= 0) {
+                        open = false;
+                        break;
+                    }
+                    off += wr;
+                }
+            }
+        }
+        close(bfd);
+    }
+    close(c->cfd);
+    free(c);
+    return NULL;
+}
+
+static void *front_run(void *arg)
+{
+    front *f = arg;
+    while (!atomic_load(&f->stop)) {
+        struct pollfd p = {.fd = f->lfd, .events = POLLIN};
+        if (poll(&p, 1, 200) <= 0)
+            continue;
+        int cfd = accept4(f->lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (cfd < 0)
+            continue;
+        fconn *c = malloc(sizeof *c);
+        pthread_t t;
+        if (!c) {
+            close(cfd);
+            continue;
+        }
+        *c = (fconn){f, cfd};
+        if (pthread_create(&t, NULL, fconn_run, c) != 0) {
+            close(cfd);
+            free(c);
+            continue;
+        }
+        pthread_detach(t);
+    }
+    return NULL;
+}
+
+static void front_start(front *f)
+{
+    f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(f->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof a;
+    if (f->lfd < 0 || bind(f->lfd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        listen(f->lfd, 256) != 0 || getsockname(f->lfd, (struct sockaddr *)&a, &al) != 0)
+        die("front: cannot listen");
+    f->port = ntohs(a.sin_port);
+    if (pthread_create(&f->thr, NULL, front_run, f) != 0)
+        die("front: pthread_create");
+}
+
+static void front_stop(front *f)
+{
+    atomic_store(&f->stop, 1);
+    pthread_join(f->thr, NULL);
+    close(f->lfd);
+}
+
+/* Start `serve` as deployed (default flags, --leader-elect on Lease in
+ * lease_ns); its log goes to WORK/webhook-<tag>.log. */
+static pid_t start_serve(const char *bin, const char *tag, int port, int probe, const char *cfgpath,
+                         const char *lease_ns)
+{
+    pid_t child = fork();
+    if (child != 0)
+        return child;
+    char logp[512], portarg[32], probearg[64], certdir[512], cfgarg[600], lns[200], pod[64];
+    snprintf(logp, sizeof logp, "%s/webhook-%s.log", g_work, tag);
+    snprintf(portarg, sizeof portarg, "--port=%d", port);
+    snprintf(probearg, sizeof probearg, "--health-probe-bind-address=127.0.0.1:%d", probe);
+    snprintf(certdir, sizeof certdir, "--cert-dir=%s/certs", g_work);
+    snprintf(cfgarg, sizeof cfgarg, "--config=%s", cfgpath);
+    snprintf(lns, sizeof lns, "--leader-election-namespace=%s", lease_ns);
+    snprintf(pod, sizeof pod, "bench-%s", tag);
+    if (!freopen(logp, "w", stdout) || !freopen(logp, "a", stderr))
+        _exit(127);
+    setenv("KUBECONFIG", g_c.kubeconfig, 1);
+    setenv("POD_NAME", pod, 1);
+    execl(bin, bin, "serve", portarg, certdir, cfgarg, probearg, "--loopback", "--leader-elect",
+          lns, (char *)NULL);
+    _exit(127);
+}
+
+static bool webhook_ready(int port)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "curl -sk https://127.0.0.1:%d/readyz 2>/dev/null", port);
+    char *o = read_cmd(cmd);
+    bool ok = o && strcmp(o, "ok") == 0;
+    free(o);
+    return ok;
+}
+
+static bool is_leader(int port)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "curl -sk https://127.0.0.1:%d/metrics 2>/dev/null", port);
+    char *o = read_cmd(cmd);
+    const char *l = o ? strstr(o, "\nleader_election_master_status{") : NULL;
+    const char *sp = l ? strchr(l + 1, ' ') : NULL;
+    bool lead = sp && strtol(sp + 1, NULL, 10) == 1;
+    free(o);
+    return lead;
+}
+
+/* Stored pods of ns that carry the injection: the gang volume naming cm and
+ * the preflight init container. */
+static int injected(gr_kube_client *kc, const char *ns, const char *cm)
+{
+    json_t *list = NULL;
+    gr_err err;
+    gr_kube_status st;
+    if (gr_kube_list_all(kc, &GR_KUBE_PODS, ns, NULL, &list, &st, &err) != GR_OK)
+        return -1;
+    int good = 0;
+    size_t i;
+    json_t *pod;
+    json_array_foreach(json_object_get(list, "items"), i, pod)
+    {
+        const json_t *spec = json_object_get(pod, "spec");
+        bool vol = false, init = false;
+        size_t j;
+        json_t *e;
+        json_array_foreach(json_object_get(spec, "volumes"), j, e)
+        {
+            const char *cn =
+                json_string_value(json_object_get(json_object_get(e, "configMap"), "name"));
+            vol = vol || (cn && strcmp(cn, cm) == 0);
+        }
+        json_array_foreach(json_object_get(spec, "initContainers"), j, e)
+        {
+            const char *nm = json_string_value(json_object_get(e, "name"));
+            init = init || (nm && strcmp(nm, "preflight-nccl-allreduce") == 0);
+        }
+        good += vol && init;
+    }
+    json_decref(list);
+    return good;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -402,8 +638,11 @@ int main(int argc, char **argv)
     gr_harness_source_path("test/fixtures/crds/volcano-podgroup.yaml", src, sizeof src);
     if (gr_harness_apply_file(&g_c, NULL, src) != 0)
         die("volcano CRD");
-    char ns_none[128], ns_static[128], ns_real[128];
-    if (gr_harness_ns_create(&g_c, "burst-none", ns_none, sizeof ns_none) != 0 ||
+    const char *kv = getenv("GR_BENCH_KILL");
+    bool killrun = !(kv && strcmp(kv, "0") == 0);
+    char ns_none[128], ns_static[128], ns_real[128], ns_kill[128] = "";
+    if ((killrun && gr_harness_ns_create(&g_c, "burst-kill", ns_kill, sizeof ns_kill) != 0) ||
+        gr_harness_ns_create(&g_c, "burst-none", ns_none, sizeof ns_none) != 0 ||
         gr_harness_ns_create(&g_c, "burst-static", ns_static, sizeof ns_static) != 0 ||
         gr_harness_ns_create(&g_c, "burst-real", ns_real, sizeof ns_real) != 0)
         die("namespaces");
@@ -413,6 +652,11 @@ int main(int argc, char **argv)
     gr_harness_result_free(&r);
     gr_harness_kubectl(&g_c, &r, "label", "namespace", ns_real, "gpuready.bench/burst=real", NULL);
     gr_harness_result_free(&r);
+    if (killrun) {
+        gr_harness_kubectl(&g_c, &r, "label", "namespace", ns_kill, "gpuready.bench/burst=kill",
+                           NULL);
+        gr_harness_result_free(&r);
+    }
 
     /* the real webhook, as deployed (default flags) */
     char cfgpath[512];
@@ -432,24 +676,7 @@ int main(int argc, char **argv)
           cf);
     fclose(cf);
     int port_real = free_port(), port_probe = port_real + 1;
-    pid_t child = fork();
-    if (child == 0) {
-        char logp[512], portarg[32], probearg[64], certdir[512];
-        snprintf(logp, sizeof logp, "%s/webhook.log", g_work);
-        snprintf(portarg, sizeof portarg, "--port=%d", port_real);
-        snprintf(probearg, sizeof probearg, "--health-probe-bind-address=127.0.0.1:%d", port_probe);
-        snprintf(certdir, sizeof certdir, "--cert-dir=%s/certs", g_work);
-        char cfgarg[600];
-        snprintf(cfgarg, sizeof cfgarg, "--config=%s", cfgpath);
-        char lns[200];
-        snprintf(lns, sizeof lns, "--leader-election-namespace=%s", ns_real);
-        if (!freopen(logp, "w", stdout) || !freopen(logp, "a", stderr))
-            _exit(127);
-        setenv("KUBECONFIG", g_c.kubeconfig, 1);
-        execl(bin, bin, "serve", portarg, certdir, cfgarg, probearg, "--loopback", "--leader-elect",
-              lns, (char *)NULL);
-        _exit(127);
-    }
+    pid_t child = start_serve(bin, "a", port_real, port_probe, cfgpath, ns_real);
     /* the do-nothing webhook */
     gr_preflight_config *scfg = NULL;
     gr_err err;
@@ -469,12 +696,9 @@ int main(int argc, char **argv)
 
     /* wait for the real webhook to be ready */
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "curl -sk https://127.0.0.1:%d/readyz 2>/dev/null", port_real);
     bool ready = false;
     for (int i = 0; i < 600 && !ready; i++) {
-        char *o = read_cmd(cmd);
-        ready = o && strcmp(o, "ok") == 0;
-        free(o);
+        ready = webhook_ready(port_real);
         if (!ready)
             usleep(100000);
     }
@@ -573,20 +797,86 @@ int main(int argc, char **argv)
     printf("gang_burst_webhook_rss_bytes: %ld B\n", rss);
     fflush(stdout);
 
+    /* the burst with one replica killed in the middle */
+    pid_t child_b = -1;
+    front fr = {.nb = 2};
+    if (killrun && gang) {
+        int port_b = free_port() + 2, probe_b = port_b + 1;
+        child_b = start_serve(bin, "b", port_b, probe_b, cfgpath, ns_real);
+        ready = false;
+        for (int i = 0; i < 600 && !ready; i++) {
+            ready = webhook_ready(port_b);
+            if (!ready)
+                usleep(100000);
+        }
+        if (!ready)
+            die("the second replica did not become ready (see its log in the work dir)");
+        fr.backends[0] = port_real;
+        fr.backends[1] = port_b;
+        front_start(&fr);
+        register_webhook("preflight-kill", fr.port, "kill", ca);
+        if (gr_harness_apply_yaml(&g_c, ns_kill, pg) != 0)
+            die("PodGroup");
+        sleep(3);
+        bool a_leads = is_leader(port_real), b_leads = is_leader(port_b);
+        pid_t victim = b_leads && !a_leads ? child_b : child;
+        bool killed_leader = victim == child ? a_leads : b_leads;
+        burst b_kill = {.ns = ns_kill, .n = n, .w = w, .kill_at = n / 2, .kill_pid = victim};
+        double t_kill = run_burst(&b_kill);
+        if (victim == child)
+            child = -1;
+        else
+            child_b = -1;
+        waitpid(victim, NULL, 0);
+        snprintf(gid, sizeof gid, "volcano-%s-big", ns_kill);
+        cmn = gr_preflight_gang_configmap_name(gid);
+        snprintf(cmname, sizeof cmname, "%s", cmn ? cmn : "");
+        free(cmn);
+        int inj = injected(kc, ns_kill, cmname);
+        burst b_kip = {.ns = ns_kill, .n = n, .w = w, .phase = 1};
+        run_burst(&b_kip);
+        t_last_ip = now_s();
+        complete = -1;
+        for (int i = 0; i < 1200; i++) {
+            if (peers_in(kc, ns_kill, cmname) >= (size_t)(n - atomic_load(&b_kill.failed))) {
+                complete = now_s() - t_last_ip;
+                break;
+            }
+            usleep(100000);
+        }
+        printf("gang_burst_kill_killed: %d replica (SIGKILL after %d of %d pods)\n",
+               atomic_load(&b_kill.killed), n / 2, n);
+        printf("gang_burst_kill_killed_leader: %d\n", killed_leader ? 1 : 0);
+        printf("gang_burst_kill_pods_per_second: %.1f pods/s\n", n / t_kill);
+        printf("gang_burst_kill_failed: %d pods\n", atomic_load(&b_kill.failed));
+        printf("gang_burst_kill_injected: %d of %d pods\n", inj, n);
+        printf("gang_burst_kill_gang_complete_after_last_ip_seconds: %.2f s\n", complete);
+        fflush(stdout);
+    }
+
     free(m0);
     free(m1);
     free(wm);
     gr_kube_client_free(kc);
     gr_harness_kubectl(&g_c, &r, "delete", "mutatingwebhookconfiguration", "static", "preflight",
-                       "--ignore-not-found", NULL);
+                       "preflight-kill", "--ignore-not-found", NULL);
     gr_harness_result_free(&r);
-    kill(child, SIGTERM);
-    waitpid(child, NULL, 0);
+    if (fr.lfd > 0)
+        front_stop(&fr);
+    for (int i = 0; i < 2; i++) {
+        pid_t p = i ? child_b : child;
+        if (p > 0) {
+            kill(p, SIGTERM);
+            waitpid(p, NULL, 0);
+        }
+    }
     gr_preflight_server_stop(ss);
     gr_preflight_config_free(scfg);
     gr_harness_ns_delete(&g_c, ns_none);
     gr_harness_ns_delete(&g_c, ns_static);
     gr_harness_ns_delete(&g_c, ns_real);
+    if (*ns_kill)
+        gr_harness_ns_delete(&g_c, ns_kill);
     sh("rm -rf %s", g_work);
     free(ca);
     return 0;

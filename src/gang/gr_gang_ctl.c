@@ -497,9 +497,18 @@ static size_t index_gang_cm(const json_t *obj, void *ctx, const char **vals, siz
     return 1;
 }
 
+/* Only gang members are cached (issue 20: RSS per watched pod). A pod's
+ * volumes are immutable and the gang volume is added only by the webhook at
+ * creation, so a pod that does not mount a gang ConfigMap when first seen
+ * never will: no reader needs it, not even as an identity stub (upstream
+ * keeps stubs only because a controller-runtime transform cannot drop an
+ * object). Dropped pods cost nothing after their event is parsed; their
+ * DELETED events are dropped the same way. */
 static int pod_transform(json_t **obj, void *ctx)
 {
     gr_gang_service *s = ctx;
+    if (!gr_gang_pod_configmap(*obj))
+        return GR_ENOTFOUND; /* not stored, not delivered */
     return gr_gang_pod_trim(obj, &s->trim);
 }
 

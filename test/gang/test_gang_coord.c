@@ -12,7 +12,9 @@
  *  - readiness: /readyz's "preflightconfigs" check and admission wait for
  *    the PreflightConfigs (PF-115): a namespace's PreflightConfig is in
  *    effect for the first admission after the service reports ready;
- *  - leader only: on a replica that does not lead, nothing is written.
+ *  - leader only: on a replica that does not lead, nothing is written;
+ *  - the Pod cache holds only gang members (pods without the gang volume
+ *    are dropped, issue 20's memory goal).
  *
  * Prints (no assertion on the exact figure):
  *   gang_coord_1000: configmap writes <n> for 1000 pods
@@ -155,6 +157,27 @@ static json_t *member(int i, const char *cm)
               i, cm, ip, ip);
 }
 
+/* A pod of NS that does not mount a gang ConfigMap. */
+static json_t *plain(int i)
+{
+    return ij("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"plain-%04d\","
+              "\"namespace\":\"" NS "\",\"labels\":{\"app\":\"x\"}},\"spec\":{\"containers\":"
+              "[{\"name\":\"c\",\"image\":\"busybox\"}]}}",
+              i);
+}
+
+/* The manager's gpuready_informer_objects for the Pod cache (-1: none). */
+static long cached_pods(env *e)
+{
+    gr_buf mt = GR_BUF_INIT(1024 * 1024);
+    gr_kube_mgr_metrics_text(e->m, &mt);
+    const char *l = strstr(gr_buf_cstr(&mt), "gpuready_informer_objects{resource=\"v1/pods\"");
+    const char *sp = l ? strchr(l, ' ') : NULL;
+    long n = sp ? strtol(sp + 1, NULL, 10) : -1L;
+    gr_buf_free(&mt);
+    return n;
+}
+
 static char *resolve_cm(env *e)
 {
     gr_preflight_gang_ops ops = gr_gang_service_ops(e->svc);
@@ -226,6 +249,11 @@ static void test_batching_1000(void **state)
     assert_true(wait_ready(&e, 30000));
     char *cm = resolve_cm(&e);
     gr_kube_fake_reset_counts(e.f);
+    for (int i = 0; i < 50; i++) {
+        json_t *pod = plain(i);
+        assert_int_equal(gr_kube_fake_seed(e.f, &GR_KUBE_PODS, pod, &err), GR_OK);
+        json_decref(pod);
+    }
     for (int i = 0; i < N; i++) {
         json_t *pod = member(i, cm);
         assert_int_equal(gr_kube_fake_seed(e.f, &GR_KUBE_PODS, pod, &err), GR_OK);
@@ -237,6 +265,9 @@ static void test_batching_1000(void **state)
     for (int i = 0; i < 1200 && peers_of(&e, cm, NULL) != N; i++)
         sleep_ms(50);
     assert_int_equal(peers_of(&e, cm, &o), N); /* PF-145 */
+    /* PF-141/PF-142, issue 20 (RSS per watched pod): only gang members are
+     * cached; the 50 plain pods are dropped by the transform, not stubbed */
+    assert_int_equal(cached_pods(&e), N);
     gr_gang_peers p;
     const json_t *data = json_object_get(o, "data");
     assert_int_equal(
