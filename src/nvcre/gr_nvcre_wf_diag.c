@@ -652,6 +652,8 @@ int gr_nvcre_wf_diag_threshold(const json_t *spec, double *out, gr_err *err)
 {
     *out = 0;
     const json_t *v = gr_json_ptr_get(spec, "/validation/performance/thresholds/busBandwidthGBps");
+    if (!v) /* the nested form thresholds.thresholds is accepted too */
+        v = gr_json_ptr_get(spec, "/validation/performance/thresholds/thresholds/busBandwidthGBps");
     if (!v)
         return GR_OK;
     double d = NAN;
@@ -659,7 +661,9 @@ int gr_nvcre_wf_diag_threshold(const json_t *spec, double *out, gr_err *err)
         d = json_number_value(v);
     else if (json_is_string(v)) {
         /* A threshold expression ">= 400" / "> 400" / "400": its bound. */
-        const char *p = json_string_value(v);
+        const char *p = json_string_value(v), *ge = strchr(p, '>');
+        if (ge) /* "value >= 400" */
+            p = ge;
         while (*p == '>' || *p == '=' || *p == ' ')
             p++;
         char *end = NULL;
@@ -672,7 +676,7 @@ int gr_nvcre_wf_diag_threshold(const json_t *spec, double *out, gr_err *err)
     if (!isfinite(d) || d <= 0)
         return gr_err_set(err, GR_EINVAL,
                           "spec.validation.performance.thresholds.busBandwidthGBps: want a "
-                          "positive number of GB/s or \">= <GB/s>\" (e.g. \">= 400\")");
+                          "positive number of GB/s or \"value >= <GB/s>\" (e.g. \"value >= 400\")");
     *out = d;
     return GR_OK;
 }

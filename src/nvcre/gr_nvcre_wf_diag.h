@@ -97,8 +97,8 @@ enum {
 int gr_nvcre_wf_diag_bw_verdict(const json_t *bm, double threshold_gbps, int64_t completed_ns,
                                 int64_t timeout_ns, int64_t now_ns, double *max_busbw);
 /* The bound of validation.performance.thresholds.busBandwidthGBps (a
- * number, "400", or ">= 400") of the spec; 0 when unset. GR_EINVAL when it is not a positive
- * number. */
+ * number, "400", ">= 400" or "value >= 400") of the spec; 0 when unset. GR_EINVAL when it is not a
+ * positive number. */
 int gr_nvcre_wf_diag_threshold(const json_t *spec, double *out, gr_err *err);
 
 #endif

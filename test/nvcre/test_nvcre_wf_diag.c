@@ -349,6 +349,11 @@ static void test_bandwidth(void **state)
     assert_int_equal(gr_nvcre_wf_diag_threshold(sp, &t, &err), GR_OK);
     assert_true(t == 400);
     json_decref(sp);
+    sp = J("{\"validation\":{\"performance\":{\"thresholds\":{\"thresholds\":{"
+           "\"busBandwidthGBps\":\"value >= 350.5\"}}}}}");
+    assert_int_equal(gr_nvcre_wf_diag_threshold(sp, &t, &err), GR_OK);
+    assert_true(t == 350.5);
+    json_decref(sp);
     sp = J("{\"validation\":{\"performance\":{\"thresholds\":{\"busBandwidthGBps\":\"fast\"}}}}");
     assert_int_equal(gr_nvcre_wf_diag_threshold(sp, &t, &err), GR_EINVAL);
     assert_non_null(strstr(err.msg, "busBandwidthGBps"));
