@@ -548,7 +548,7 @@ racks = [rack_node("wfcase-diag-%d" % i, "wf-diagnose-all-healthy", "r%d" % (i /
 case("wf-diagnose-all-healthy", "diagnose: two racks screened (intra-r0, intra-r1), then one representative each (inter-domain): Succeeded 'All domains healthy, no faults detected'",
      [diagnose(workflow("wf-diagnose-all-healthy", deps=[runtime()]), key="gpuready.test/rack")] + racks,
      {"steps": done_steps(["wf-intra-r0-iter-1", "wf-intra-r1-iter-1"], OK) + done_steps(["wf-inter-domain-iter-2"], OK),
-      "waitFor": WORKFLOW_DONE_OK,
+      "collect": ["Job"], "waitFor": WORKFLOW_DONE_OK,
       "events": [{"involvedKind": "Workflow", "involvedName": "wf",
                   "expect": [{"type": "Normal", "reason": "IterationCompleted"}, {"type": "Normal", "reason": "JobCompleted"}]}]})
 case("wf-diagnose-no-topology", "diagnose without a topology key: one domain screened, bisected to one node, confirmed with a healthy reference: Failed 'Diagnosis complete: 1 faulty nodes confirmed'",
@@ -556,7 +556,7 @@ case("wf-diagnose-no-topology", "diagnose without a topology key: one domain scr
      {"generateNodes": nodes("wf-diagnose-no-topology", 2),
       "steps": done_steps(["wf-intra-default-iter-1"], FAILED) + done_steps(["wf-bisect-0-h0-iter-2"], FAILED)
                + done_steps(["wf-bisect-0-h1-iter-2"], OK) + done_steps(["wf-confirm-0-iter-3"], FAILED),
-      "waitFor": WORKFLOW_DONE_FAILED,
+      "collect": ["Job"], "waitFor": WORKFLOW_DONE_FAILED,
       "events": [{"involvedKind": "Workflow", "involvedName": "wf", "expect": [{"type": "Warning", "reason": "IterationsFailed"}]}]})
 def diag_bw(name, bm_status):
     return with_validation(diagnose(workflow(name, deps=[runtime()])))
