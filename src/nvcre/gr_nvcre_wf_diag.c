@@ -132,8 +132,11 @@ int gr_nvcre_wf_diag_start(const json_t *spec, const json_t *nodes, const json_t
     *groups = NULL;
     if (!json_is_array(names) || json_array_size(names) == 0)
         return gr_err_set(err, GR_EINVAL, "diagnose: no nodes discovered to diagnose");
-    if (json_array_size(names) > GR_NVCRE_WF_MAX_NODES)
-        return gr_err_set(err, GR_ETOOBIG, "diagnose: more than %d nodes", GR_NVCRE_WF_MAX_NODES);
+    if (json_array_size(names) > GR_NVCRE_WF_DIAG_MAX_NODES)
+        return gr_err_set(err, GR_ETOOBIG,
+                          "diagnose: %zu nodes, at most %d per Workflow: narrow "
+                          "orchestration.target",
+                          json_array_size(names), GR_NVCRE_WF_DIAG_MAX_NODES);
     const char *key =
         json_string_value(gr_json_ptr_get(spec, "/orchestration/diagnose/topologyKey"));
     if (!key || !*key)
@@ -490,6 +493,39 @@ static json_t *after_inter(json_t *st, int min_group, const char **type, const c
     return NULL;
 }
 
+/* JSON values in v (stops counting past `max`, and below depth 32). */
+static size_t weight(const json_t *v, size_t max, int depth)
+{
+    size_t n = 1;
+    if (depth > 32)
+        return max + 1;
+    size_t i;
+    const char *k;
+    json_t *x;
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, x)
+        {
+            n += weight(x, max, depth + 1);
+            if (n > max)
+                return n;
+        }
+    } else if (json_is_object(v)) {
+        /* jansson iterates objects through a non-const pointer only; it
+         * reads them. */
+        union {
+            const json_t *c;
+            json_t *m;
+        } u = {v};
+        json_object_foreach(u.m, k, x)
+        {
+            n += weight(x, max, depth + 1);
+            if (n > max)
+                return n;
+        }
+    }
+    return n;
+}
+
 int gr_nvcre_wf_diag_advance(json_t *state, const json_t *done, int mnnvl, int min_group,
                              json_t **next, const char **final_type, const char **reason, char *msg,
                              size_t msgsz, gr_err *err)
@@ -501,6 +537,12 @@ int gr_nvcre_wf_diag_advance(json_t *state, const json_t *done, int mnnvl, int m
         msg[0] = 0;
     if (!json_is_object(state) || !json_is_array(done))
         return gr_err_set(err, GR_EINVAL, "status.orchestration.diagnose: not an object");
+    const size_t cap = 16 * (size_t)GR_NVCRE_WF_DIAG_MAX_NODES;
+    if (weight(state, cap, 0) > cap || weight(done, cap, 0) > cap)
+        return gr_err_set(err, GR_EINVAL,
+                          "status.orchestration.diagnose: larger than a diagnosis of %d nodes "
+                          "can be; delete and recreate the Workflow",
+                          GR_NVCRE_WF_DIAG_MAX_NODES);
     if (min_group < 1)
         min_group = GR_NVCRE_WF_DIAG_MIN_GROUP_SIZE;
     const char *stage = sget(state, "stage");

@@ -23,7 +23,7 @@
  * caller; inputs are borrowed; `state` is modified in place.
  *
  * Errors: GR_EINVAL (bad input, err->msg names the field), GR_ENOMEM,
- * GR_ETOOBIG (more than GR_NVCRE_WF_MAX_NODES nodes).
+ * GR_ETOOBIG (more than GR_NVCRE_WF_DIAG_MAX_NODES nodes).
  */
 #ifndef GR_NVCRE_WF_DIAG_H
 #define GR_NVCRE_WF_DIAG_H
@@ -47,6 +47,10 @@
 #define GR_NVCRE_WF_DIAG_DEFAULT_DOMAIN "default"
 #define GR_NVCRE_WF_DIAG_MAX_PROBES     4
 #define GR_NVCRE_WF_DIAG_MIN_GROUP_SIZE 2
+/* Cap on the nodes one diagnosis covers (the set operations are O(n²)):
+ * more → GR_ETOOBIG from start; a state or round holding more than 16× as
+ * many JSON values → GR_EINVAL from advance. */
+#define GR_NVCRE_WF_DIAG_MAX_NODES 10000
 
 /* Final messages (§2.14, byte for byte). */
 #define GR_NVCRE_WF_DIAG_MSG_FAULTY_FMT     "Diagnosis complete: %d faulty nodes confirmed"
