@@ -596,43 +596,8 @@ static int discover_and_partition(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *
         json_object_set_new(ng, "phase", json_string(GR_NVCRE_PHASE_PENDING));
         json_array_append_new(groups, ng);
     }
-    if (gr_nvcre_wf_diag_enabled(json_object_get(plan, "spec"))) {
-        /* Diagnose mode (§2.14): the first round screens each topology
-         * domain; the partition above only chose the nodes. */
-        json_t *names = json_array(), *all = NULL, *dst = NULL, *dgs = NULL;
-        json_array_foreach(groups, i, g)
-        {
-            size_t k;
-            json_t *n;
-            json_array_foreach(json_object_get(g, "nodes"), k, n)
-            {
-                size_t q;
-                json_t *m;
-                int dup = 0;
-                json_array_foreach(names, q, m) dup |= json_equal(m, n);
-                if (!dup)
-                    json_array_append(names, n);
-            }
-        }
-        rc = live_nodes(c, &all, err);
-        if (rc == GR_OK)
-            rc = gr_nvcre_wf_diag_start(json_object_get(plan, "spec"), all, names, &dst, &dgs,
-                                        &perr);
-        json_decref(names);
-        json_decref(all);
-        if (rc != GR_OK) {
-            json_decref(groups);
-            json_decref(plan);
-            return rc == GR_EINVAL
-                       ? fail_wf(c, wf, status, GR_NVCRE_REASON_PARTITION_ERROR, perr.msg, err)
-                       : gr_err_set(err, rc, "%s", perr.msg);
-        }
-        json_array_foreach(dgs, i, g)
-            json_object_set_new(g, "phase", json_string(GR_NVCRE_PHASE_PENDING));
-        json_decref(groups);
-        groups = dgs;
-        json_object_set_new(orch, "diagnose", dst);
-    }
+    if (json_object_get(plan, "diagnose")) /* diagnose mode: round 1 (§2.14) */
+        json_object_set(orch, "diagnose", json_object_get(plan, "diagnose"));
     if (json_array_size(json_object_get(plan, "gpuProducts")))
         json_object_set(orch, "gpuProducts", json_object_get(plan, "gpuProducts"));
     json_object_set(orch, "totalNodes", json_object_get(plan, "totalNodes"));

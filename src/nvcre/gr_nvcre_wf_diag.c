@@ -660,20 +660,20 @@ int gr_nvcre_wf_diag_advance(json_t *state, const json_t *done, int mnnvl, int m
 int gr_nvcre_wf_diag_bw_verdict(const json_t *bm, double threshold_gbps, int64_t completed_ns,
                                 int64_t timeout_ns, int64_t now_ns, double *max_busbw)
 {
-    double best = NAN;
+    double best = (double)NAN;
     size_t i;
     json_t *r;
     json_array_foreach(gr_json_ptr_get(bm, "/status/results"), i, r)
     {
         const json_t *v = json_object_get(r, "busBW");
-        double d = NAN;
+        double d = (double)NAN;
         if (json_is_number(v))
             d = json_number_value(v);
         else if (json_is_string(v)) {
             char *end = NULL;
             d = strtod(json_string_value(v), &end);
             if (!end || *end || end == json_string_value(v))
-                d = NAN;
+                d = (double)NAN;
         }
         if (isfinite(d) && (isnan(best) || d > best))
             best = d;
@@ -698,7 +698,7 @@ int gr_nvcre_wf_diag_threshold(const json_t *spec, double *out, gr_err *err)
         v = gr_json_ptr_get(spec, "/validation/performance/thresholds/thresholds/busBandwidthGBps");
     if (!v)
         return GR_OK;
-    double d = NAN;
+    double d = (double)NAN;
     if (json_is_number(v))
         d = json_number_value(v);
     else if (json_is_string(v)) {
@@ -713,7 +713,7 @@ int gr_nvcre_wf_diag_threshold(const json_t *spec, double *out, gr_err *err)
         while (end && *end == ' ')
             end++;
         if (!end || *end || end == p)
-            d = NAN;
+            d = (double)NAN;
     }
     if (!isfinite(d) || d <= 0)
         return gr_err_set(err, GR_EINVAL,
