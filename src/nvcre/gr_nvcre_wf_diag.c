@@ -309,9 +309,12 @@ static json_t *plan_bisect(json_t *st, int min_group)
             json_array_append_new(gs, group(name, m0));
             snprintf(name, sizeof name, "cross-%d-mix1", idx);
             json_array_append_new(gs, group(name, m1));
-            json_object_set_new(
-                cross, name,
-                json_pack("{s:I}", "probes", json_integer_value(json_object_get(s, "probes")) + 1));
+            /* crossBoundaryState["cross-<set>"]: the probe round and halves. */
+            snprintf(name, sizeof name, "cross-%d", idx);
+            json_object_set_new(cross, name,
+                                json_pack("{s:I,s:O,s:O}", "probe",
+                                          json_integer_value(json_object_get(s, "probes")) + 1, "a",
+                                          a, "b", b));
             ncross++;
             continue;
         }

@@ -213,6 +213,7 @@ static void test_cross_boundary(void **state)
     for (int i = 0; i < s.rounds; i++)
         saw_cross |= !strcmp(s.stages[i], "cross-boundary");
     assert_true(saw_cross);
+    assert_null(json_object_get(st, "crossBoundaryState")); /* cleared at the end */
     assert_string_equal(json_string_value(json_object_get(st, "stage")), "complete");
     /* Each node alone with a healthy reference passes: no faulty node is
      * confirmed, the diagnosis ends healthy. */
@@ -291,6 +292,16 @@ static void test_bad_input(void **state)
     json_decref(done);
     json_t *names = J("[]"), *nodes = J("[]"), *spec = J(SPEC_TOPO), *gs = NULL;
     assert_int_equal(gr_nvcre_wf_diag_start(spec, nodes, names, &st, &gs, &err), GR_EINVAL);
+    /* The node cap: one past it is refused with the fix. */
+    for (int i = 0; i <= GR_NVCRE_WF_DIAG_MAX_NODES; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "n%05d", i);
+        json_array_append_new(names, json_string(nm));
+    }
+    assert_int_equal(gr_nvcre_wf_diag_start(spec, nodes, names, &st, &gs, &err), GR_ETOOBIG);
+    assert_non_null(strstr(err.msg, "orchestration.target"));
+    assert_null(st);
+    assert_null(gs);
     json_decref(names);
     json_decref(nodes);
     json_decref(spec);
