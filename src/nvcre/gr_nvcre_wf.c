@@ -2,6 +2,7 @@
  * gr_nvcre_wf.c — the Workflow controller's pure logic (gr_nvcre_wf.h).
  */
 #include "gr_nvcre_wf.h"
+#include "gr_nvcre_wf_diag.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -1928,6 +1929,18 @@ int gr_nvcre_wf_plan(const json_t *workflow, const json_t *nodes, json_t **out, 
     }
     json_t *groups = NULL;
     rc = gr_nvcre_wf_partition(eff, nodes, names, npj, &groups, err);
+    if (rc == GR_OK && gr_nvcre_wf_diag_enabled(eff)) {
+        /* Diagnose mode (§2.14): the first round screens each topology
+         * domain instead (gr_nvcre_wf_diag.h). */
+        json_t *dst = NULL, *dgs = NULL;
+        json_decref(groups);
+        groups = NULL;
+        rc = gr_nvcre_wf_diag_start(eff, nodes, names, &dst, &dgs, err);
+        if (rc == GR_OK) {
+            groups = dgs;
+            json_object_set_new(plan, "diagnose", dst);
+        }
+    }
     if (rc != GR_OK) {
         json_decref(disc);
         if (reason)

@@ -272,7 +272,9 @@ int gr_nvcre_wf_render_job(const json_t *workflow, const json_t *spec, const jso
  * and the iteration-1 Jobs. *out: {"platform", "gpuArchitecture",
  * "totalNodes", "nodesPerJob", "excludedNodes", "exclusionReason",
  * "appliedOverrides", "events", "spec" (effective), "groups", "jobs",
- * "dependencies", "message"}. On a Workflow failure GR_ESTATE with
+ * "dependencies", "message"}; with orchestration.diagnose the groups and
+ * Jobs are diagnose round 1 and "diagnose" the initial state
+ * (gr_nvcre_wf_diag.h). On a Workflow failure GR_ESTATE with
  * *reason, err->msg the condition message, and *out still set to what was
  * computed (events, detection). */
 int gr_nvcre_wf_plan(const json_t *workflow, const json_t *nodes, json_t **out, const char **reason,

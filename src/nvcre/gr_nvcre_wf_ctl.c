@@ -15,6 +15,7 @@
 #include "gr_log.h"
 #include "gr_nvcre_types.h"
 #include "gr_nvcre_wf.h"
+#include "gr_nvcre_wf_diag.h"
 #include "gr_time.h"
 
 #define MOD "workflow-controller"
@@ -24,6 +25,8 @@ static const gr_kube_gvr GVR_WORKFLOWS = {GR_NVCRE_GROUP, GR_NVCRE_VERSION,
 static const gr_kube_gvr GVR_JOBS = {GR_NVCRE_GROUP, GR_NVCRE_VERSION, GR_NVCRE_PLURAL_JOBS};
 static const gr_kube_gvr GVR_PVS = {"", "v1", "persistentvolumes"};
 static const gr_kube_gvr GVR_PODS = {"", "v1", "pods"};
+static const gr_kube_gvr GVR_BMS = {GR_NVCRE_GROUP, GR_NVCRE_VERSION,
+                                    GR_NVCRE_PLURAL_BANDWIDTH_MEASUREMENTS};
 
 struct gr_nvcre_wf_ctl {
     gr_kube_mgr *m;
@@ -593,6 +596,8 @@ static int discover_and_partition(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *
         json_object_set_new(ng, "phase", json_string(GR_NVCRE_PHASE_PENDING));
         json_array_append_new(groups, ng);
     }
+    if (json_object_get(plan, "diagnose")) /* diagnose mode: round 1 (§2.14) */
+        json_object_set(orch, "diagnose", json_object_get(plan, "diagnose"));
     if (json_array_size(json_object_get(plan, "gpuProducts")))
         json_object_set(orch, "gpuProducts", json_object_get(plan, "gpuProducts"));
     json_object_set(orch, "totalNodes", json_object_get(plan, "totalNodes"));
@@ -783,6 +788,164 @@ static int drain_pending(gr_nvcre_wf_ctl *c, const char *ns, const char *job, js
     return wait;
 }
 
+/* ------------------------------------------------------------ diagnose */
+
+/* screen-no-nvl groups run with multi-node NVLink off (NCCL_MNNVL_ENABLE=0
+ * in the trainer's env, replacing any value the template sets). */
+static void no_nvl_env(json_t *job)
+{
+    json_t *tr = gr_json_ptr_get(job, "/spec/workload/trainJob/trainer");
+    if (!json_is_object(tr))
+        return;
+    json_t *env = json_object_get(tr, "env");
+    if (!json_is_array(env)) {
+        env = json_array();
+        json_object_set_new(tr, "env", env);
+    }
+    for (size_t i = json_array_size(env); i-- > 0;)
+        if (!strcmp(sget(json_array_get(env, i), "name"), GR_NVCRE_WF_DIAG_NO_NVL_ENV))
+            json_array_remove(env, i);
+    json_array_append_new(
+        env, json_pack("{s:s,s:s}", "name", GR_NVCRE_WF_DIAG_NO_NVL_ENV, "value", "0"));
+}
+
+enum { DIAG_NEXT = 0, DIAG_PENDING = 1, DIAG_DONE = 2 };
+
+/* A diagnose round finished (every group terminal): bandwidth
+ * reclassification of the succeeded groups, then the state machine
+ * (gr_nvcre_wf_diag.h). DIAG_NEXT: orchestration.groups holds the next
+ * round; DIAG_PENDING: a BandwidthMeasurement is not complete yet;
+ * DIAG_DONE: the final status was written (or the Workflow failed). */
+static int diag_round(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status, const json_t *eff,
+                      int64_t now, int *outcome, gr_err *err)
+{
+    const json_t *md = json_object_get(wf, "metadata");
+    const char *ns = sget(md, "namespace");
+    json_int_t gen = json_integer_value(gr_json_ptr_get(wf, "/metadata/generation"));
+    json_t *orch = obj_get(status, "orchestration");
+    json_t *groups = json_object_get(orch, "groups");
+    json_t *st = obj_get(orch, "diagnose");
+    gr_err perr = {0};
+    double thr = 0;
+    size_t i;
+    json_t *g;
+    *outcome = DIAG_DONE;
+    int rc = gr_nvcre_wf_diag_threshold(eff, &thr, &perr);
+    if (rc != GR_OK)
+        return fail_wf(c, wf, status, GR_NVCRE_REASON_PARTITION_ERROR, perr.msg, err);
+    if (thr > 0) {
+        /* §2.14: a succeeded group is reclassified by its Job's
+         * BandwidthMeasurement (max busBW); pending → look again. */
+        int64_t mt = 0;
+        const char *mts =
+            json_string_value(gr_json_ptr_get(eff, "/validation/performance/measurementTimeout"));
+        if (!mts || gr_duration_parse(mts, &mt, NULL) != GR_OK || mt <= 0)
+            gr_duration_parse(GR_NVCRE_DEFAULT_MEASUREMENT_TIMEOUT, &mt, NULL);
+        int pending = 0;
+        json_array_foreach(groups, i, g)
+        {
+            if (strcmp(sget(g, "phase"), GR_NVCRE_PHASE_SUCCEEDED))
+                continue;
+            char full[320], bmn[GR_NVCRE_MAX_K8S_NAME_LEN + 1];
+            snprintf(full, sizeof full, "%s-bandwidth", sget(json_object_get(g, "jobRef"), "name"));
+            gr_nvcre_truncate_name(full, GR_NVCRE_MAX_K8S_NAME_LEN, bmn, sizeof bmn);
+            json_t *bm = NULL;
+            gr_kube_status kst;
+            if (gr_kube_get(c->c, &GVR_BMS, ns, bmn, NULL, &bm, &kst, NULL) != GR_OK)
+                bm = NULL;
+            int64_t done_ns = now;
+            gr_time_parse_ns(sget(g, "completionTime"), &done_ns, NULL);
+            int v = gr_nvcre_wf_diag_bw_verdict(bm, thr, done_ns, mt, now, NULL);
+            json_decref(bm);
+            if (v == GR_NVCRE_WF_DIAG_BW_PENDING) {
+                pending = 1;
+                continue;
+            }
+            if (v != GR_NVCRE_WF_DIAG_BW_PASS) /* below the threshold, or no data */
+                json_object_set_new(g, "phase", json_string(GR_NVCRE_PHASE_FAILED));
+        }
+        if (pending) {
+            *outcome = DIAG_PENDING;
+            return GR_OK;
+        }
+    }
+    /* The round into the history. */
+    json_t *hist = json_object_get(orch, "iterationHistory");
+    if (!json_is_array(hist)) {
+        hist = json_array();
+        json_object_set_new(orch, "iterationHistory", hist);
+    }
+    json_t *hg = json_array();
+    json_array_foreach(groups, i, g)
+    {
+        json_t *e = json_pack("{s:s,s:s}", "name", sget(g, "name"), "phase", sget(g, "phase"));
+        if (json_object_get(g, "jobRef"))
+            json_object_set_new(e, "jobName",
+                                json_string(sget(json_object_get(g, "jobRef"), "name")));
+        json_array_append_new(hg, e);
+    }
+    json_int_t round = json_integer_value(json_object_get(st, "round"));
+    json_array_append_new(hist, json_pack("{s:I,s:s,s:o}", "iteration", round, "stage",
+                                          sget(st, "stage"), "groups", hg));
+    json_object_set_new(orch, "completedIterations", json_integer(round));
+    int mn = (int)json_integer_value(gr_json_ptr_get(eff, "/orchestration/diagnose/minGroupSize"));
+    json_t *next = NULL;
+    const char *ft = NULL, *fr = NULL;
+    char msg[256];
+    rc = gr_nvcre_wf_diag_advance(st, groups, gr_nvcre_wf_diag_mnnvl(eff), mn, &next, &ft, &fr, msg,
+                                  sizeof msg, &perr);
+    if (rc != GR_OK)
+        return fail_wf(c, wf, status, GR_NVCRE_REASON_PARTITION_ERROR, perr.msg, err);
+    if (next) {
+        json_array_foreach(next, i, g)
+            json_object_set_new(g, "phase", json_string(GR_NVCRE_PHASE_PENDING));
+        round = json_integer_value(json_object_get(st, "round"));
+        snprintf(msg, sizeof msg, GR_NVCRE_WF_DIAG_MSG_ROUND_FMT, (int)round, sget(st, "stage"),
+                 (int)json_array_size(next));
+        json_object_set_new(orch, "totalGroups", json_integer((json_int_t)json_array_size(next)));
+        json_object_set_new(orch, "groups", next);
+        json_object_set_new(orch, "currentIteration", json_integer(round));
+        if (set_exclusive(status, GR_NVCRE_COND_IN_PROGRESS, GR_NVCRE_REASON_ITERATION_COMPLETED,
+                          msg, gen))
+            emit(c, wf, "Normal", GR_NVCRE_REASON_ITERATION_COMPLETED, msg);
+        *outcome = DIAG_NEXT;
+        return GR_OK;
+    }
+    /* Complete: confirmed faulty nodes Failed, every other node Succeeded. */
+    json_t *nr = json_object();
+    json_t *faulty = json_object_get(st, "faultyNodes");
+    const char *dk;
+    json_t *dv;
+    json_object_foreach(json_object_get(st, "domains"), dk, dv)
+    {
+        size_t k;
+        json_t *n;
+        json_array_foreach(dv, k, n)
+        {
+            size_t q;
+            json_t *f;
+            int bad = 0;
+            json_array_foreach(faulty, q, f) bad |= json_equal(f, n);
+            json_object_set_new(nr, json_string_value(n),
+                                bad ? json_pack("{s:s,s:s,s:s,s:b,s:b}", "result", "Failed",
+                                                "reason", GR_NVCRE_WF_DIAG_NODE_REASON, "message",
+                                                GR_NVCRE_WF_DIAG_NODE_MSG, "hardware", 0,
+                                                "validation", 0)
+                                    : json_pack("{s:s}", "result", "Succeeded"));
+        }
+    }
+    json_object_set_new(status, "nodeResults", nr);
+    rc = write_result_cms(c, wf, status, err);
+    if (rc != GR_OK)
+        return rc;
+    int failed = !strcmp(ft, GR_NVCRE_COND_FAILED);
+    int ch = set_exclusive(status, ft, fr, msg, gen);
+    rc = write_status(c, wf, status, err);
+    if (rc == GR_OK && ch)
+        emit(c, wf, failed ? "Warning" : "Normal", fr, msg);
+    return rc;
+}
+
 static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status, int64_t *requeue,
                             gr_err *err)
 {
@@ -815,6 +978,7 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
                  !gr_json_ptr_get(eff, "/orchestration/diagnose");
     int64_t now = now_ns();
     int unpinned = gr_nvcre_wf_unpinned(eff);
+    int diag = gr_nvcre_wf_diag_enabled(eff);
     int npj = (int)json_integer_value(json_object_get(orch, "nodesPerJob"));
     size_t i;
     json_t *g;
@@ -936,7 +1100,8 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
                 json_decref(job);
                 continue;
             }
-            record_failed_nodes(status, job, g, hw, val);
+            if (!diag) /* diagnose: only confirmed faulty nodes fail (§2.14) */
+                record_failed_nodes(status, job, g, hw, val);
         }
         cleanup_job_deps(c, wf, status, sget(g, "name"), cur);
         json_object_set_new(g, "phase", json_string(phase));
@@ -950,6 +1115,22 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
         const char *p = sget(g, "phase");
         if (strcmp(p, GR_NVCRE_PHASE_SUCCEEDED) && strcmp(p, GR_NVCRE_PHASE_FAILED))
             all_terminal = 0;
+    }
+    if (all_terminal && diag) {
+        int outcome = DIAG_DONE;
+        rc = diag_round(c, wf, status, eff, now, &outcome, err);
+        if (rc != GR_OK || outcome == DIAG_DONE) {
+            json_decref(eff);
+            json_decref(relay);
+            if (rc == GR_OK)
+                emit_all(c, wf, later);
+            json_decref(later);
+            return rc;
+        }
+        soon |= outcome == DIAG_PENDING;
+        groups = json_object_get(orch, "groups"); /* the next round's */
+        cur = (int)json_integer_value(json_object_get(orch, "currentIteration"));
+        all_terminal = 0;
     }
     if (all_terminal) {
         int completed = (int)json_integer_value(json_object_get(orch, "completedIterations")) + 1;
@@ -1109,6 +1290,8 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
             json_decref(relay);
             return fail_wf(c, wf, status, GR_NVCRE_REASON_JOB_CREATION_ERROR, perr.msg, err);
         }
+        if (!strncmp(sget(g, "name"), "screen-no-nvl-", 14)) /* by name: the CRD prunes flags */
+            no_nvl_env(job);
         /* Job-scoped dependencies first (owned by the Workflow until the
          * Job exists), so the Job's workload finds them. */
         json_t *refs = json_object_get(status, "dependencyRefs");
@@ -1196,6 +1379,9 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
         char msg[1024];
         const char *rr =
             gr_nvcre_wf_running_condition(cur, iterations, running, relay, msg, sizeof(msg));
+        if (diag && !relay) /* "Iteration 3/1" means nothing in diagnose mode */
+            snprintf(msg, sizeof(msg), GR_NVCRE_WF_DIAG_MSG_ROUND_FMT, cur,
+                     sget(json_object_get(orch, "diagnose"), "stage"), running);
         if (set_exclusive(status, GR_NVCRE_COND_IN_PROGRESS, rr, msg, gen))
             json_array_append_new(
                 later, json_pack("{s:s,s:s,s:s}", "type", "Normal", "reason", rr, "message", msg));

@@ -516,6 +516,74 @@ case("wf-pvc-reclaim", "ADR-053: Workflow deletion deletes the owned claim bound
       "collect": ["PersistentVolumeClaim", "Workflow"]})
 
 # Terminal failures: pin the whole Workflow (status, messages byte for byte).
+# --- diagnose mode (§2.14; docs/nvcre-workflow.md § Diagnose mode)
+BM_CRD = {"input_crd_nvcre_bandwidthmeasurements.yaml": "../../../../deploy/crds/nvcre.nvidia.com_bandwidthmeasurements.yaml"}
+def diagnose(wf, min_group=None, key=None):
+    d = {}
+    if min_group is not None:
+        d["minGroupSize"] = min_group
+    if key:
+        d["topologyKey"] = key
+    wf["spec"]["orchestration"]["diagnose"] = d
+    return wf
+def rack_node(name, case_name, rack):
+    n = plain_node(name, case_name)
+    n["metadata"]["labels"]["gpuready.test/rack"] = rack
+    return n
+def bm(job, status=None):
+    o = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "BandwidthMeasurement",
+         "metadata": {"name": job + "-bandwidth"},
+         "spec": {"jobRef": {"apiGroup": "nvcre.nvidia.com", "kind": "Job", "name": job},
+                  "logProfileRef": "nccl-tests"}}
+    if status is not None:
+        o["status"] = status
+    return o
+def bm_done(*busbw):
+    return {"conditions": [cond("Complete", "True", "MeasurementComplete")],
+            "results": [{"sizeBytes": 1 << (20 + i), "algBW": b, "busBW": b, "samples": 1}
+                        for i, b in enumerate(busbw)]}
+WORKFLOW_DONE_OK = {"kind": "Workflow", "name": "wf", "condition": "Succeeded", "reason": "JobCompleted"}
+WORKFLOW_DONE_FAILED = {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "IterationsFailed"}
+racks = [rack_node("wfcase-diag-%d" % i, "wf-diagnose-all-healthy", "r%d" % (i // 2)) for i in range(4)]
+case("wf-diagnose-all-healthy", "diagnose: two racks screened (intra-r0, intra-r1), then one representative each (inter-domain): Succeeded 'All domains healthy, no faults detected'",
+     [diagnose(workflow("wf-diagnose-all-healthy", deps=[runtime()]), key="gpuready.test/rack")] + racks,
+     {"steps": done_steps(["wf-intra-r0-iter-1", "wf-intra-r1-iter-1"], OK) + done_steps(["wf-inter-domain-iter-2"], OK),
+      "collect": ["Job"], "waitFor": WORKFLOW_DONE_OK,
+      "events": [{"involvedKind": "Workflow", "involvedName": "wf",
+                  "expect": [{"type": "Normal", "reason": "IterationCompleted"}, {"type": "Normal", "reason": "JobCompleted"}]}]})
+case("wf-diagnose-no-topology", "diagnose without a topology key: one domain screened, bisected to one node, confirmed with a healthy reference: Failed 'Diagnosis complete: 1 faulty nodes confirmed'",
+     [diagnose(workflow("wf-diagnose-no-topology", deps=[runtime()]), min_group=1)],
+     {"generateNodes": nodes("wf-diagnose-no-topology", 2),
+      "steps": done_steps(["wf-intra-default-iter-1"], FAILED) + done_steps(["wf-bisect-0-h0-iter-2"], FAILED)
+               + done_steps(["wf-bisect-0-h1-iter-2"], OK) + done_steps(["wf-confirm-0-iter-3"], FAILED),
+      "collect": ["Job"], "waitFor": WORKFLOW_DONE_FAILED,
+      "events": [{"involvedKind": "Workflow", "involvedName": "wf", "expect": [{"type": "Warning", "reason": "IterationsFailed"}]}]})
+def diag_bw(name, bm_status):
+    return with_validation(diagnose(workflow(name, deps=[runtime()])))
+case("wf-diagnose-threshold-pass", "diagnose with busBandwidthGBps 'value >= 400': the group's BandwidthMeasurement max busBW 450 keeps it Succeeded",
+     [diag_bw("wf-diagnose-threshold-pass", None), bm("wf-intra-default-iter-1", bm_done("120", "450"))],
+     {"generateNodes": nodes("wf-diagnose-threshold-pass", 2),
+      "steps": done_steps(["wf-intra-default-iter-1"], OK), "waitFor": WORKFLOW_DONE_OK})
+case("wf-diagnose-threshold-fail", "diagnose: max busBW 120 < 400 reclassifies the succeeded group as failed; no healthy reference: 'No healthy reference node; 2 suspects marked failed'",
+     [diag_bw("wf-diagnose-threshold-fail", None), bm("wf-intra-default-iter-1", bm_done("80", "120"))],
+     {"generateNodes": nodes("wf-diagnose-threshold-fail", 2),
+      "steps": done_steps(["wf-intra-default-iter-1"], OK), "waitFor": WORKFLOW_DONE_FAILED})
+case("wf-diagnose-threshold-pending", "diagnose: the BandwidthMeasurement is not Complete when the Job succeeds: the round waits (requeue), then passes",
+     [diag_bw("wf-diagnose-threshold-pending", None), bm("wf-intra-default-iter-1")],
+     {"generateNodes": nodes("wf-diagnose-threshold-pending", 2),
+      "steps": done_steps(["wf-intra-default-iter-1"], OK)
+               + [{"waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress"},
+                   "patches": [{"target": {"kind": "BandwidthMeasurement", "name": "wf-intra-default-iter-1-bandwidth"},
+                                "status": True, "patch": {"status": bm_done("410")}}]}],
+      "waitFor": WORKFLOW_DONE_OK})
+case("wf-diagnose-threshold-nodata", "diagnose: a Complete BandwidthMeasurement without results cannot vouch for the group: failed, no healthy reference",
+     [diag_bw("wf-diagnose-threshold-nodata", None),
+      bm("wf-intra-default-iter-1", {"conditions": [cond("Complete", "True", "MeasurementComplete")]})],
+     {"generateNodes": nodes("wf-diagnose-threshold-nodata", 2),
+      "steps": done_steps(["wf-intra-default-iter-1"], OK), "waitFor": WORKFLOW_DONE_FAILED})
+DIAG_BM_CASES = ["wf-diagnose-threshold-pass", "wf-diagnose-threshold-fail", "wf-diagnose-threshold-pending",
+                 "wf-diagnose-threshold-nodata"]
+
 for name in ["wf-no-target-nodes", "wf-not-enough-nodes", "wf-heterogeneous-platform", "wf-override-error",
              "wf-gang-conflict-workload-label", "wf-gang-conflict-runtime-label", "wf-gang-runtime-label-absent",
              "wf-dependency-collision", "wf-job-name-collision", "wf-gang-scheduler-mismatch",
@@ -527,7 +595,7 @@ for name in ["wf-no-target-nodes", "wf-not-enough-nodes", "wf-heterogeneous-plat
 for name, (comment, objects, config) in cases.items():
     d = os.path.join(HERE, name)
     os.makedirs(d, exist_ok=True)
-    for link, target in CRDS.items():
+    for link, target in list(CRDS.items()) + (list(BM_CRD.items()) if name in DIAG_BM_CASES else []):
         p = os.path.join(d, link)
         if not os.path.islink(p):
             os.symlink(target, p)
