@@ -572,7 +572,10 @@ int gr_cli_cleanup(int argc, char **argv, FILE *out, FILE *errf)
         json_array_foreach(jobs, i, x) append_list(&jlist, meta(x, "name"));
         json_decref(jobs);
     }
-    gr_kube_opts del = {.propagation = "Foreground"};
+    /* Background: the finalizers of the Certification, its Workflows and
+     * Jobs order the teardown (see gr_nvcre_cert_ctl.h for why not
+     * Foreground). */
+    gr_kube_opts del = {.propagation = "Background"};
     gr_kube_status st;
     int rc = gr_kube_delete(c, &GVR_CERTS, o.ns, o.args[0], &del, NULL, &st, &err);
     if (rc != GR_OK && rc != GR_ENOTFOUND) {

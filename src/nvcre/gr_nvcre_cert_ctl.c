@@ -121,7 +121,14 @@ static int handle_deletion(gr_nvcre_cert_ctl *c, const json_t *cert, int64_t *re
         left++;
         if (json_object_get(json_object_get(w, "metadata"), "deletionTimestamp"))
             continue;
-        gr_kube_opts o = {.propagation = "Foreground"};
+        /* Background, not Foreground: the Workflow's finalizer already holds
+         * it until its Jobs are gone, and a foreground cascade would also put
+         * foregroundDeletion on each TrainJob while the garbage collector
+         * deletes the Job's job-scoped TrainingRuntime beside it; the
+         * Trainer's webhook then refuses the TrainJob update that drops that
+         * finalizer ("specified trainingRuntime must be created before the
+         * TrainJob is created") and the whole chain never goes away. */
+        gr_kube_opts o = {.propagation = "Background"};
         gr_kube_status st;
         int rc = gr_kube_delete(c->c, &GVR_WORKFLOWS, ns, meta(w, "name"), &o, NULL, &st, err);
         if (rc != GR_OK && rc != GR_ENOTFOUND) {

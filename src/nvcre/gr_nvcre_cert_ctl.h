@@ -4,8 +4,9 @@
  * gr_nvcre_cert_step() per reconcile and applies it (finalizer
  * nvcre.nvidia.com/certification-finalizer, Workflow create, status write,
  * core/v1 Events from "certification-controller"). Deleting a
- * Certification deletes its Workflows (foreground) before the finalizer
- * goes, so their Jobs and GPU pods are gone when it disappears.
+ * Certification deletes its Workflows (background propagation; each
+ * Workflow's finalizer waits for its Jobs, each Job's for its TrainJob)
+ * before the finalizer goes, so their Jobs are gone when it disappears.
  *
  * Ownership: the controller belongs to the caller (gr_nvcre_cert_ctl_free()
  * after the manager stopped); the manager is borrowed.
