@@ -1020,8 +1020,9 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
                 /* §2.10 isJobAwaitingThresholdEvaluation: a Succeeded Job
                  * with thresholds and no verdict yet keeps its group
                  * running; the Job controller writes ValidationFailed (or
-                 * MeasurementTimeout) and its change enqueues us. */
-                if (!gr_nvcre_wf_job_awaiting_thresholds(job))
+                 * MeasurementTimeout) and its change enqueues us. Diagnose
+                 * mode judges the round's bandwidth itself (§2.14). */
+                if (diag || !gr_nvcre_wf_job_awaiting_thresholds(job))
                     phase = GR_NVCRE_PHASE_SUCCEEDED;
             } else if (timeout > 0) {
                 int to = 0, blocked = 0;

@@ -285,8 +285,10 @@ case("wf-job-deleted-relaunch", "JOB-92: a deleted Job is relaunched as a retry 
 case("wf-job-scoped-deps", "job-scoped TrainingRuntime renamed per group (-<hash>-<group>-iter-1), owned by its Job; the unnamed ConfigMap stays workflow-scoped",
      [workflow("wf-job-scoped-deps", num_nodes=1, deps=[runtime(), NCCL_ENV])],
      {"generateNodes": nodes("wf-job-scoped-deps", 2),
-      "steps": [{"waitFor": {"kind": "Job", "name": "wf-group-0-iter-1"}}, {"waitFor": {"kind": "Job", "name": "wf-group-1-iter-1"}}],
-      "waitFor": {"kind": "TrainingRuntime", "name": "nccl-runtime-5947a-group-1-iter-1"},
+      "steps": [{"waitFor": {"kind": "Job", "name": "wf-group-0-iter-1"}}, {"waitFor": {"kind": "Job", "name": "wf-group-1-iter-1"}},
+                {"waitFor": {"kind": "TrainingRuntime", "name": "nccl-runtime-5947a-group-1-iter-1"}}],
+      # the status written after both groups launched and their runtimes were handed to their Jobs
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress", "reason": "JobRunning"},
       "collect": ["ConfigMap", "Job", "TrainingRuntime", "Workflow"]})
 case("wf-job-scoped-deps-cleanup", "a finished group's job-scoped dependencies are deleted; its Job is kept for reports",
      [workflow("wf-job-scoped-deps-cleanup", deps=[runtime()])],
