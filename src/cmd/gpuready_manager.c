@@ -450,8 +450,8 @@ static sigset_t g_sigs;
 /* Memory (issue 19): the controllers' worker threads build and drop many
  * short-lived JSON documents. glibc gives every thread that allocates while
  * another holds an arena an arena of its own (up to 8 per core), and free
- * memory left in one arena serves no other: with ~50 workers the process
- * kept several times its live heap. Two arenas bound that (the workers
+ * memory left in one arena serves no other: with ~50 workers free memory
+ * piles up in many arenas. Two arenas bound that (the workers
  * spend their time waiting on the API server, not in malloc), and the
  * signal thread hands free pages back to the kernel every TRIM_PERIOD_S
  * (malloc_trim also releases whole free pages inside the heaps, which
