@@ -14,12 +14,6 @@
 #include "kube_internal.h"
 
 #define POOL_MAX 16
-/* Connections the share keeps, open watches included. libcurl's default (5)
- * counts every connection in the cache, and a manager holds one open watch
- * per informer: with more than five, each finished request closed the idle
- * connection it had just used, so every request paid a new TLS handshake
- * (the client key and CA parsed again): most of the manager's CPU (issue 19). */
-#define MAX_CONNS 256
 
 struct gr_kube_client {
     gr_kube_config cfg; /* deep copy */
@@ -400,7 +394,6 @@ static int perform(gr_kube_client *c, const char *method, const char *path,
     hdr = curl_slist_append(hdr, "Expect:");
     curl_easy_setopt(h, CURLOPT_URL, gr_buf_cstr(&url));
     curl_easy_setopt(h, CURLOPT_SHARE, c->share);
-    curl_easy_setopt(h, CURLOPT_MAXCONNECTS, (long)MAX_CONNS);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
     curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
