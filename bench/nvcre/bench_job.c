@@ -18,6 +18,7 @@
  *
  *   build/dev/bench/nvcre/bench_nvcre_job [N=2000] [WORKERS=10]
  */
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -237,6 +238,7 @@ int main(int argc, char **argv)
                 GR_KUBE_MGR_MAX_WORKERS);
         return 2;
     }
+    mallopt(M_ARENA_MAX, 2); /* as gpuready-manager does (src/cmd/gpuready_manager.c) */
     g_lat.v = malloc(MAX_LAT * sizeof *g_lat.v);
     if (!g_lat.v)
         return 1;
@@ -317,8 +319,16 @@ int main(int argc, char **argv)
     gr_buf_init(&mt, 16 * 1024 * 1024);
     gr_nvcre_job_ctl_metrics(jc, &mt);
     gr_buf_free(&mt);
+    /* The process RSS above includes the in-memory fake API server (its
+     * objects and its 10,000-event watch history, two copies per update).
+     * The manager's own share: the heap that freeing the manager and the
+     * controller gives back (caches, queues, controller state). */
+    struct mallinfo2 before = mallinfo2();
     gr_kube_mgr_free(m);
     gr_nvcre_job_ctl_free(jc);
+    struct mallinfo2 after = mallinfo2();
+    printf("job_manager_heap_at_end: %.1f MB\n",
+           (double)(before.uordblks + before.hblkhd - after.uordblks - after.hblkhd) / 1048576.0);
     gr_kube_fake_free(f);
     free(g_lat.v);
     return 0;

@@ -9,6 +9,7 @@
  * fails or leader election is lost, 2 for bad flags.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gr_duration.h"
@@ -445,15 +447,33 @@ static int register_controllers(gr_kube_mgr *m, const flags *f, gr_err *err)
 static atomic_int g_stop;
 static sigset_t g_sigs;
 
+/* Memory (issue 19): the controllers' worker threads build and drop many
+ * short-lived JSON documents. glibc gives every thread that allocates while
+ * another holds an arena an arena of its own (up to 8 per core), and free
+ * memory left in one arena serves no other: with ~50 workers free memory
+ * piles up in many arenas. Two arenas bound that (the workers
+ * spend their time waiting on the API server, not in malloc), and the
+ * signal thread hands free pages back to the kernel every TRIM_PERIOD_S
+ * (malloc_trim also releases whole free pages inside the heaps, which
+ * free() never does). Figures: docs/manager.md § Resource use. */
+#define MALLOC_ARENAS 2
+#define TRIM_PERIOD_S 10
+
 static void *signal_thread(void *arg)
 {
     (void)arg;
-    int sig = 0;
-    if (sigwait(&g_sigs, &sig) == 0) {
-        gr_log(GR_LOG_INFO, MOD, "shutting down", GR_KV_STR("signal", strsignal(sig)), GR_KV_END);
-        atomic_store(&g_stop, 1);
+    for (;;) {
+        struct timespec period = {.tv_sec = TRIM_PERIOD_S};
+        int sig = sigtimedwait(&g_sigs, NULL, &period);
+        if (sig > 0) {
+            gr_log(GR_LOG_INFO, MOD, "shutting down", GR_KV_STR("signal", strsignal(sig)),
+                   GR_KV_END);
+            atomic_store(&g_stop, 1);
+            return NULL;
+        }
+        if (errno == EAGAIN)
+            malloc_trim(0);
     }
-    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -486,6 +506,7 @@ int main(int argc, char **argv)
     if (gr_kube_bind_parse(f.probe_addr, &off, &ip, &port, &err) != GR_OK)
         return bad("--health-probe-bind-address: %s%s", err.msg, "");
 
+    mallopt(M_ARENA_MAX, MALLOC_ARENAS); /* before any thread starts */
     /* Signals go to the signal thread only (blocked before any thread starts). */
     signal(SIGPIPE, SIG_IGN);
     sigemptyset(&g_sigs);

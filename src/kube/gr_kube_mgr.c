@@ -432,6 +432,19 @@ static int discover(gr_kube_cache *c, bool *present, gr_err *err)
     return rc;
 }
 
+/* Every cache drops metadata.managedFields before the cache's own transform
+ * (controller-runtime's default transform does the same): no controller reads
+ * them, and on objects written by several managers (kubelet, scheduler,
+ * server-side apply) they are often the largest part of a Pod or Node. */
+static int cache_transform(json_t **obj, void *ctx)
+{
+    const gr_kube_cache *c = ctx;
+    json_t *md = json_object_get(*obj, "metadata");
+    if (json_is_object(md))
+        json_object_del(md, "managedFields");
+    return c->transform ? c->transform(obj, c->transform_ctx) : GR_OK;
+}
+
 static int cache_start(gr_kube_cache *c, gr_err *err)
 {
     gr_kube_informer_opts io = {0};
@@ -441,8 +454,8 @@ static int cache_start(gr_kube_cache *c, gr_err *err)
     io.ns = c->ns;
     io.label_selector = c->ls;
     io.field_selector = c->fs;
-    io.transform = c->transform;
-    io.transform_ctx = c->transform_ctx;
+    io.transform = cache_transform;
+    io.transform_ctx = c;
     io.resync_ns = c->resync_ns;
     io.handlers.on_add = on_add;
     io.handlers.on_update = on_update;

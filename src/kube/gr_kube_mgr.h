@@ -21,13 +21,13 @@
  *
  * Caches: shared informers keyed by (gvr, namespace, label selector, field
  * selector, transform): asking twice returns the same cache, so every
- * controller that declares it shares one list+watch. Each cache fans its
- * events out to every controller watching it (map functions turn an object
- * into the keys to enqueue; NULL = the object's own "ns/name"). Indexes are
- * added before start. An optional cache whose resource the server does not
- * serve (a CRD that is not installed) counts as synced and empty; the
- * manager re-checks discovery every recheck period and starts its informer
- * once the resource appears.
+ * controller that declares it shares one list+watch. Every cache drops
+ * metadata.managedFields before its transform runs (no reader sees them).
+ * Each cache fans its events out to every controller watching it (map
+ * functions turn an object into the keys to enqueue; NULL = the object's
+ * own "ns/name"). Indexes are added before start. An optional cache whose resource the server does
+ * not serve (a CRD that is not installed) counts as synced and empty; the manager re-checks
+ * discovery every recheck period and starts its informer once the resource appears.
  *
  * Controllers: one rate-limited work queue each (gr_kube_queue: dedup, no
  * key on two workers at once, per-key exponential backoff), `workers`

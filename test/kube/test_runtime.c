@@ -452,6 +452,56 @@ static void test_optional_missing_resource(void **state)
     env_free(&e);
 }
 
+/* A cache's own transform sees the object after the runtime dropped
+ * metadata.managedFields (issue 19: no controller reads them). */
+static int transform_sees(json_t **obj, void *ctx)
+{
+    atomic_int *seen_managed = ctx;
+    if (json_object_get(json_object_get(*obj, "metadata"), "managedFields"))
+        atomic_fetch_add(seen_managed, 1);
+    return GR_OK;
+}
+
+static void test_cache_drops_managed_fields(void **state)
+{
+    (void)state;
+    env e;
+    gr_err err;
+    env_init(&e, false);
+    atomic_int seen_managed = 0;
+    gr_kube_cache *plain = NULL, *trimmed = NULL;
+    assert_int_equal(gr_kube_mgr_cache(e.m, &(gr_kube_cache_opts){.gvr = WIDGETS}, &plain, &err),
+                     GR_OK);
+    assert_int_equal(gr_kube_mgr_cache(e.m,
+                                       &(gr_kube_cache_opts){.gvr = WIDGETS,
+                                                             .transform = transform_sees,
+                                                             .transform_ctx = &seen_managed},
+                                       &trimmed, &err),
+                     GR_OK);
+    json_t *w =
+        json_pack("{s:{s:s,s:s,s:{s:s},s:[{s:s,s:s,s:{s:{}}}]},s:{s:i}}", "metadata", "name", "w",
+                  "namespace", "ns", "labels", "app", "a", "managedFields", "manager", "kubectl",
+                  "operation", "Apply", "fieldsV1", "f:spec", "spec", "size", 3);
+    assert_int_equal(gr_kube_fake_seed(e.f, &WIDGETS, w, &err), GR_OK);
+    json_decref(w);
+    assert_int_equal(gr_kube_mgr_start(e.m, &err), GR_OK);
+    gr_kube_cache *caches[2] = {plain, trimmed};
+    for (int i = 0; i < 2; i++) {
+        json_t *got = NULL;
+        WAIT_UNTIL(gr_kube_cache_get(caches[i], "ns/w", &got, NULL) == GR_OK);
+        json_t *md = json_object_get(got, "metadata");
+        assert_null(json_object_get(md, "managedFields"));
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(md, "labels"), "app")),
+            "a"); /* everything else is kept */
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(got, "spec"), "size")),
+                         3);
+        json_decref(got);
+    }
+    assert_int_equal(atomic_load(&seen_managed), 0);
+    env_free(&e);
+}
+
 typedef struct keyrec {
     atomic_int n;
 } keyrec;
@@ -978,6 +1028,7 @@ int main(void)
         cmocka_unit_test(test_finalizer_flow),
         cmocka_unit_test(test_cache_sync_gating),
         cmocka_unit_test(test_optional_missing_resource),
+        cmocka_unit_test(test_cache_drops_managed_fields),
         cmocka_unit_test(test_shared_informer_fanout),
         cmocka_unit_test(test_runnable_and_handlers),
         cmocka_unit_test(test_graceful_drain),
