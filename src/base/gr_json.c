@@ -422,3 +422,16 @@ json_t *gr_json_object_child(json_t *obj, const char *key)
         return NULL;
     return c;
 }
+
+json_t *gr_json_array_child(json_t *obj, const char *key)
+{
+    if (!json_is_object(obj))
+        return NULL;
+    json_t *c = json_object_get(obj, key);
+    if (json_is_array(c))
+        return c;
+    c = json_array();
+    if (!c || json_object_set_new(obj, key, c) != 0)
+        return NULL;
+    return c;
+}

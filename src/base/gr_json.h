@@ -66,6 +66,9 @@ int gr_json_dump_buf(const json_t *v, size_t flags, gr_buf *out);
  * type) when it is not one. Borrowed reference, owned by `obj`. NULL when
  * `obj` is not an object or on allocation failure. */
 json_t *gr_json_object_child(json_t *obj, const char *key);
+/* The same for an array member: obj[key] as an array, created empty (or put
+ * in place of a member of another type) when it is not one. */
+json_t *gr_json_array_child(json_t *obj, const char *key);
 
 /* Structural equality as RFC 6902 "test" defines it: same type, object
  * member order ignored, numbers compared by value (1 == 1.0), strings

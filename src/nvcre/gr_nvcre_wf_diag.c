@@ -17,24 +17,14 @@ static const char *sget(const json_t *o, const char *k)
     return s ? s : "";
 }
 
-/* Array-valued member of `o`, created empty when missing. */
+/* Array- and object-valued members of `o`, created empty when missing. */
 static json_t *arr(json_t *o, const char *k)
 {
-    json_t *a = json_object_get(o, k);
-    if (!json_is_array(a)) {
-        a = json_array();
-        json_object_set_new(o, k, a);
-    }
-    return a;
+    return gr_json_array_child(o, k);
 }
 static json_t *obj(json_t *o, const char *k)
 {
-    json_t *a = json_object_get(o, k);
-    if (!json_is_object(a)) {
-        a = json_object();
-        json_object_set_new(o, k, a);
-    }
-    return a;
+    return gr_json_object_child(o, k);
 }
 
 static int has(const json_t *a, const char *s)

@@ -116,6 +116,11 @@ static void test_object_child(void **state)
     json_t *arr = json_array();
     assert_null(gr_json_object_child(arr, "k")); /* not an object */
     assert_null(gr_json_object_child(NULL, "k"));
+    json_t *e = gr_json_array_child(o, "e"); /* absent: created */
+    assert_true(json_is_array(e) && json_array_size(e) == 0);
+    assert_ptr_equal(gr_json_array_child(o, "e"), e);        /* existing array: kept */
+    assert_true(json_is_array(gr_json_array_child(o, "a"))); /* object: replaced */
+    assert_null(gr_json_array_child(arr, "k"));
     json_decref(arr);
     json_decref(o);
 }

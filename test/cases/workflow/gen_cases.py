@@ -260,7 +260,10 @@ case("wf-job-name-collision", "a foreign Job named wf-job: JobNameCollision",
       "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "JobNameCollision"}})
 case("wf-deletion", "deleting the Workflow deletes its Jobs and owned dependencies, then drops the finalizer",
      [workflow("wf-deletion", deps=[runtime()])],
-     {"generateNodes": nodes("wf-deletion", 2), "waitFor": {"kind": "Job", "name": "wf-job"},
+     # deleted once its status records the job-scoped runtime (JobRunning), which the
+     # controller then deletes itself; before that only the garbage collector would, later
+     {"generateNodes": nodes("wf-deletion", 2), "steps": [{"waitFor": {"kind": "Job", "name": "wf-job"}}],
+      "waitFor": {"kind": "Workflow", "name": "wf", "condition": "InProgress", "reason": "JobRunning"},
       "deleteAfterWait": [{"kind": "Workflow", "name": "wf"}], "waitForDeletion": True,
       "collect": ["Job", "TrainingRuntime", "Workflow"]})
 case("wf-job-deleted", "a Job deleted while running fails its group (no retries left): JobDeleted, IterationsFailed",
@@ -548,7 +551,7 @@ WORKFLOW_DONE_OK = {"kind": "Workflow", "name": "wf", "condition": "Succeeded", 
 WORKFLOW_DONE_FAILED = {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "IterationsFailed"}
 racks = [rack_node("wfcase-diag-%d" % i, "wf-diagnose-all-healthy", "r%d" % (i // 2)) for i in range(4)]
 case("wf-diagnose-all-healthy", "diagnose: two racks screened (intra-r0, intra-r1), then one representative each (inter-domain): Succeeded 'All domains healthy, no faults detected'",
-     [diagnose(workflow("wf-diagnose-all-healthy", deps=[runtime()]), key="gpuready.test/rack")] + racks,
+     racks + [diagnose(workflow("wf-diagnose-all-healthy", deps=[runtime()]), key="gpuready.test/rack")],  # Nodes before the Workflow: its first pass lists them
      {"steps": done_steps(["wf-intra-r0-iter-1", "wf-intra-r1-iter-1"], OK) + done_steps(["wf-inter-domain-iter-2"], OK),
       "collect": ["Job"], "waitFor": WORKFLOW_DONE_OK,
       "events": [{"involvedKind": "Workflow", "involvedName": "wf",
