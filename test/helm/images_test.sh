@@ -217,7 +217,9 @@ note "reproducible"
 
 # --add-lib bundles a vendor library the checks dlopen (here a stand-in that
 # is not otherwise in the image) where the loader finds it by name.
-extra=$(ldconfig -p | awk '/libcmocka\.so\.0 .*x86-64/ {print $NF; exit}')
+# (awk reads to the end: an early `exit` would kill ldconfig with SIGPIPE,
+# which pipefail and set -e turn into a silent exit of this test)
+extra=$(ldconfig -p | awk '/libcmocka\.so\.0 .*x86-64/ && !seen {print $NF; seen = 1}')
 if [[ -n $extra ]]; then
   "$ROOT/scripts/build-images" --bindir "$BINDIR" --out "$WORK/out3" --add-lib "preflight-nccl-loopback=$extra" \
     preflight-nccl-loopback >/dev/null 2>"$WORK/build.err" || { cat "$WORK/build.err"; die "--add-lib build failed"; }
