@@ -134,8 +134,17 @@ phase=$(k -n "$ns" get pod "$dcgm_pod" -o jsonpath='{.status.phase}')
 code=$(k -n "$ns" get pod "$dcgm_pod" -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}')
 [[ $phase == Failed && $code == 226 ]] && pass "DCGM pod on gpu-node-03 Failed with exit code 226" \
   || fail "DCGM pod: phase '$phase' exit code '$code' (want Failed, 226)"
-k -n "$ns" logs "$dcgm_pod" 2>&1 | grep -q '| Page Retirement/Row Remap | Fail' \
-  && pass "DCGM log names the failing diagnostic" || fail "DCGM log lacks the failure"
+# The log is read whole into a variable (a `| grep -q` pipeline fails under
+# pipefail when grep's early exit SIGPIPEs kubectl), a few times while the
+# kubelet API catches up.
+dcgm_log=""
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+  dcgm_log=$(k -n "$ns" logs "$dcgm_pod" 2>&1 || true)
+  [[ $dcgm_log == *'| Page Retirement/Row Remap | Fail'* ]] && break
+  sleep 1
+done
+[[ $dcgm_log == *'| Page Retirement/Row Remap | Fail'* ]] \
+  && pass "DCGM log names the failing diagnostic" || fail "DCGM log lacks the failure: $(tail -n 5 <<<"$dcgm_log")"
 
 eq_unsched() { [[ $(k -n "$ns" get pod stuck -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}') == Unschedulable ]]; }
 wait_for 120 "pod 'stuck' is Unschedulable (injected nodeSelector)" eq_unsched
