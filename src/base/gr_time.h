@@ -61,6 +61,24 @@ int gr_time_format_micro_ns(int64_t ns, char buf[GR_TIME_STR_MAX]);
 int gr_time_to_ns(const struct timespec *t, int64_t *out_ns);
 struct timespec gr_time_from_ns(int64_t ns);
 
+/* Saturating arithmetic on nanosecond times and durations: a deadline built
+ * from a far-past or far-future time read from outside (status, spec) clamps
+ * to INT64_MIN/INT64_MAX instead of overflowing. */
+static inline int64_t gr_ns_add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+static inline int64_t gr_ns_sub_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r))
+        return b < 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 /* Clocks (I/O callers only): CLOCK_REALTIME and CLOCK_MONOTONIC. */
 struct timespec gr_time_now(void);
 int64_t gr_time_now_ns(void);

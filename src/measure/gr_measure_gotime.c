@@ -254,7 +254,7 @@ static int64_t days_from_civil(int64_t y, int m, int d)
 
 static int64_t year_of(int64_t ns)
 {
-    int64_t z = (ns >= 0 ? ns / 1000000000 : (ns - 999999999) / 1000000000);
+    int64_t z = ns / 1000000000 - (ns % 1000000000 < 0); /* floor, no overflow */
     z = (z >= 0 ? z / 86400 : (z - 86399) / 86400) + 719468;
     int64_t era = (z >= 0 ? z : z - 146096) / 146097;
     int64_t doe = z - era * 146097;

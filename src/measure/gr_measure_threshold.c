@@ -11,6 +11,7 @@
 #include "gr_cel.h"
 #include "gr_duration.h"
 #include "gr_measure.h"
+#include "gr_time.h"
 
 /* jansson's iteration takes json_t *; reading does not modify. */
 static json_t *mut(const json_t *v)
@@ -230,7 +231,7 @@ int gr_measure_threshold_eval(const json_t *thresholds, const gr_measure_values 
         }
     }
     if (nmissing > 0) {
-        if (succeeded_ns > 0 && now_ns - succeeded_ns > timeout_ns) {
+        if (succeeded_ns > 0 && gr_ns_sub_sat(now_ns, succeeded_ns) > timeout_ns) {
             char d[GR_DURATION_STR_MAX];
             out->verdict = GR_MEASURE_FAIL;
             out->reason = GR_MEASURE_REASON_TIMEOUT;

@@ -199,14 +199,15 @@ int gr_nvcre_job_timed_out(const json_t *status, int64_t timeout_ns, int64_t fal
     if (timeout_ns <= 0) {
         out = 0;
     } else if (since) {
-        out = now_ns - since > timeout_ns || (start && since - start > timeout_ns);
+        out = gr_ns_sub_sat(now_ns, since) > timeout_ns ||
+              (start && gr_ns_sub_sat(since, start) > timeout_ns);
         b = out;
     } else if (start) {
-        out = now_ns - start > timeout_ns;
+        out = gr_ns_sub_sat(now_ns, start) > timeout_ns;
     } else if (json_object_get(status, GR_NVCRE_F_WORKLOAD_REF)) {
         out = 0;
     } else if (fallback_start_ns) {
-        out = now_ns - fallback_start_ns > timeout_ns;
+        out = gr_ns_sub_sat(now_ns, fallback_start_ns) > timeout_ns;
     }
     if (blocked)
         *blocked = b;
@@ -235,7 +236,7 @@ gr_nvcre_stall gr_nvcre_job_stall_check(const gr_nvcre_job_stall_in *in, int64_t
                                 ? in->startup_timeout_s
                                 : GR_NVCRE_DEFAULT_STARTUP_STALL_TIMEOUT_SECONDS;
         int64_t limit = timeout_s * GR_NVCRE_NS_PER_S + 2 * sample;
-        return now_ns - anchor > limit ? GR_NVCRE_STALL_STARTUP : GR_NVCRE_STALL_NONE;
+        return gr_ns_sub_sat(now_ns, anchor) > limit ? GR_NVCRE_STALL_STARTUP : GR_NVCRE_STALL_NONE;
     }
     double li = in->log_interval > 1 ? (double)in->log_interval : 1.0;
     double thr_s = in->stall_multiplier * in->avg_step_s * li;
@@ -244,7 +245,7 @@ gr_nvcre_stall gr_nvcre_job_stall_check(const gr_nvcre_job_stall_in *in, int64_t
     int64_t limit = (int64_t)(thr_s * 1e9) + 2 * sample;
     int64_t anchor = max64(in->last_step_ns, resumed_ns);
     anchor = max64(anchor, start_ns);
-    return now_ns - anchor > limit ? GR_NVCRE_STALL_TRAINING : GR_NVCRE_STALL_NONE;
+    return gr_ns_sub_sat(now_ns, anchor) > limit ? GR_NVCRE_STALL_TRAINING : GR_NVCRE_STALL_NONE;
 }
 
 int64_t gr_nvcre_job_backoff_ns(unsigned failures, int64_t remaining_ns)

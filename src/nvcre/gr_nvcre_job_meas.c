@@ -228,7 +228,8 @@ int gr_nvcre_job_thresholds_step(const json_t *spec, json_t *status, const json_
     if (r.verdict == GR_MEASURE_PENDING) {
         /* Wake at the deadline at the latest (+1 s so it is past); the
          * measurements' own events usually come first. */
-        int64_t left = succeeded_ns + timeout_ns + GR_NVCRE_NS_PER_S - now_ns;
+        int64_t left = gr_ns_sub_sat(
+            gr_ns_add_sat(gr_ns_add_sat(succeeded_ns, timeout_ns), GR_NVCRE_NS_PER_S), now_ns);
         out->requeue_ns = left < GR_NVCRE_JOB_REQUEUE_NS ? left : GR_NVCRE_JOB_REQUEUE_NS;
         if (out->requeue_ns < GR_NVCRE_NS_PER_S)
             out->requeue_ns = GR_NVCRE_NS_PER_S;

@@ -2056,20 +2056,20 @@ int gr_nvcre_wf_job_timed_out(const json_t *job, int64_t group_start_ns, int64_t
     int64_t bs = time_ns(st, GR_NVCRE_F_SCHEDULING_BLOCKED_SINCE);
     int64_t ws = time_ns(st, GR_NVCRE_F_WORKLOAD_START_TIME);
     if (bs) {
-        if (now_ns - bs > timeout_ns || (ws && bs - ws > timeout_ns)) {
+        if (gr_ns_sub_sat(now_ns, bs) > timeout_ns || (ws && gr_ns_sub_sat(bs, ws) > timeout_ns)) {
             *out = 1;
             *blocked = 1;
         }
         return GR_OK;
     }
     if (ws) {
-        *out = now_ns - ws > timeout_ns;
+        *out = gr_ns_sub_sat(now_ns, ws) > timeout_ns;
         return GR_OK;
     }
     if (json_object_get(st, GR_NVCRE_F_WORKLOAD_REF))
         return GR_OK; /* created but pending or suspended: queued time does not count */
     if (group_start_ns)
-        *out = now_ns - group_start_ns > timeout_ns;
+        *out = gr_ns_sub_sat(now_ns, group_start_ns) > timeout_ns;
     return GR_OK;
 }
 
@@ -2143,7 +2143,7 @@ int gr_nvcre_wf_pv_reclaim(const json_t *pv)
 
 int gr_nvcre_wf_drain_wait(const json_t *pods, int64_t since_ns, int64_t now_ns)
 {
-    if (since_ns > 0 && now_ns - since_ns >= GR_NVCRE_WF_DRAIN_MAX_NS)
+    if (since_ns > 0 && gr_ns_sub_sat(now_ns, since_ns) >= GR_NVCRE_WF_DRAIN_MAX_NS)
         return 0;
     size_t i;
     json_t *p;

@@ -10,6 +10,7 @@
 #include "gr_json.h"
 #include "gr_nvcre_types.h"
 #include "gr_nvcre_wf.h"
+#include "gr_time.h"
 
 static const char *sget(const json_t *o, const char *k)
 {
@@ -676,7 +677,7 @@ int gr_nvcre_wf_diag_bw_verdict(const json_t *bm, double threshold_gbps, int64_t
     int complete = 0;
     json_array_foreach(gr_json_ptr_get(bm, "/status/conditions"), i, r) complete |=
         !strcmp(sget(r, "type"), "Complete") && !strcmp(sget(r, "status"), "True");
-    if (!complete && now_ns - completed_ns < timeout_ns)
+    if (!complete && gr_ns_sub_sat(now_ns, completed_ns) < timeout_ns)
         return GR_NVCRE_WF_DIAG_BW_PENDING;
     if (isnan(best))
         return GR_NVCRE_WF_DIAG_BW_NODATA;

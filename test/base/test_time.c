@@ -250,6 +250,20 @@ static void test_clocks(void **state)
     assert_true(a > 0);
 }
 
+/* Deadlines built from times read from outside clamp instead of overflowing
+ * (the fuzz-smoke finding of stop 24: "1677-09-22" + a 292-year timeout). */
+static void test_ns_saturating(void **state)
+{
+    (void)state;
+    assert_int_equal(gr_ns_add_sat(1, 2), 3);
+    assert_int_equal(gr_ns_add_sat(INT64_MAX - 1, 5), INT64_MAX);
+    assert_int_equal(gr_ns_add_sat(INT64_MIN + 1, -5), INT64_MIN);
+    assert_int_equal(gr_ns_sub_sat(5, 7), -2);
+    assert_int_equal(gr_ns_sub_sat(INT64_MAX, -1), INT64_MAX);
+    assert_int_equal(gr_ns_sub_sat(INT64_C(1800000000000000000), INT64_MIN + 10), INT64_MAX);
+    assert_int_equal(gr_ns_sub_sat(INT64_MIN, 1), INT64_MIN);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -259,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_ns_conversions),
         cmocka_unit_test(test_roundtrip_and_timegm),
         cmocka_unit_test(test_clocks),
+        cmocka_unit_test(test_ns_saturating),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
