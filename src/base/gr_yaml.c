@@ -955,13 +955,46 @@ out:
     return rc;
 }
 
+/* YAML 1.2 §5.4: every line break (CR LF, CR, LF) is read as one LF. We do
+ * that before libfyaml sees the text: libfyaml 0.7.12 leaks a buffer when it
+ * folds a double-quoted scalar with CR LF among many empty lines (found by
+ * fuzz_yaml). Lines, columns and the meaning of the text are unchanged.
+ * Returns a malloc'd copy (the caller frees it), or NULL when out of memory. */
+static char *normalize_breaks(const char *buf, size_t len, size_t *out_len)
+{
+    char *o = malloc(len ? len : 1);
+    if (!o)
+        return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] != '\r') {
+            o[n++] = buf[i];
+            continue;
+        }
+        o[n++] = '\n';
+        if (i + 1 < len && buf[i + 1] == '\n')
+            i++;
+    }
+    *out_len = n;
+    return o;
+}
+
 static int load(const char *buf, size_t len, const char *name, json_t **out_docs, gr_err *err)
 {
     *out_docs = NULL;
     gr_err_clear(err);
+    char *norm = NULL;
+    if (len && memchr(buf, '\r', len)) {
+        norm = normalize_breaks(buf, len, &len);
+        if (!norm)
+            return gr_err_set(err, GR_ENOMEM, "out of memory");
+        buf = norm;
+    }
     yctx *c = calloc(1, sizeof *c);
-    if (!c)
+    if (!c) {
+        free(norm);
         return gr_err_set(err, GR_ENOMEM, "out of memory");
+    }
     c->name = name ? name : "<input>";
     c->err = err;
     c->alias_budget = GR_YAML_MAX_ALIAS_NODES;
@@ -1047,6 +1080,7 @@ out:
     json_decref(c->anchors);
     int rc = c->rc;
     free(c);
+    free(norm);
     if (rc != GR_OK) {
         json_decref(docs);
         return rc;

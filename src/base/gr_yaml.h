@@ -44,6 +44,9 @@
  *    escapes in double-quoted strings.
  *  - single-quoted scalars are decoded by gr_yaml itself ('' and line
  *    folding per YAML 1.2): libfyaml 0.7.12 mis-decodes runs of '' and leaks.
+ *  - line breaks (CR LF, CR, LF) are read as LF before parsing, as YAML 1.2
+ *    §5.4 says they are: libfyaml 0.7.12 leaks when it folds CR LF breaks in
+ *    double-quoted scalars.
  *
  * JSON input (first significant byte '{' or '[') is parsed as a stream of
  * JSON values by jansson first, as kubectl does; the values are the same the

@@ -25,6 +25,11 @@ typedef struct okcase {
 } okcase;
 
 static const okcase ok_cases[] = {
+    /* line breaks: CR LF and CR read as LF (YAML 1.2 §5.4); the first case
+     * leaked inside libfyaml 0.7.12 before gr_yaml normalized breaks */
+    {"\"\n\n\r\n\n\n\r\n\n\n\"", "[\"\\n\\n\\n\\n\\n\\n\\n\"]"},
+    {"a: 1\r\nb: \"x\r\n\r\n y\"\rc: |\r\n  l1\r\n  l2\r\n",
+     "[{\"a\":1,\"b\":\"x\\ny\",\"c\":\"l1\\nl2\\n\"}]"},
     /* nulls */
     {"a: ~", "[{\"a\":null}]"},
     {"a: null", "[{\"a\":null}]"},
