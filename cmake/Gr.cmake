@@ -241,6 +241,9 @@ endfunction()
 # never libFuzzer's default 77, which CTest would read as "skipped"). Without: the same entry point linked
 # to test/fuzz_replay.c and a `fuzz-smoke` test replaying every corpus file.
 set(GR_FUZZ_SECONDS 5 CACHE STRING "Seconds per fuzzer in the fuzz-smoke label")
+# A fixed seed: the smoke run's result belongs to the commit (random-seed
+# exploration is scripts/fuzz).
+set(GR_FUZZ_SEED 1 CACHE STRING "libFuzzer -seed for the fuzz-smoke label")
 function(gr_add_fuzzer name)
   cmake_parse_arguments(A "" "CORPUS;DICT" "SOURCES;LIBS" ${ARGN})
   if(GR_FUZZ)
@@ -259,7 +262,7 @@ function(gr_add_fuzzer name)
       set(dictarg "-dict=${CMAKE_CURRENT_SOURCE_DIR}/${A_DICT}")
     endif()
     add_test(NAME ${name}
-             COMMAND sh -c "rm -rf '${work}' && mkdir -p '${work}' && cp -r '${corpus}'/. '${work}'/ && exec \"$0\" -max_total_time=${GR_FUZZ_SECONDS} -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -error_exitcode=1 -timeout_exitcode=1 ${dictarg} '${work}'" $<TARGET_FILE:${name}>)
+             COMMAND sh -c "rm -rf '${work}' && mkdir -p '${work}' && cp -r '${corpus}'/. '${work}'/ && exec \"$0\" -seed=${GR_FUZZ_SEED} -max_total_time=${GR_FUZZ_SECONDS} -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -error_exitcode=1 -timeout_exitcode=1 ${dictarg} '${work}'" $<TARGET_FILE:${name}>)
   else()
     add_test(NAME ${name} COMMAND ${name} "${corpus}")
   endif()
