@@ -278,7 +278,8 @@ void gr_measure_gm_view_from(const json_t *gm, gr_measure_gm_view *v);
 int gr_measure_gm_restart_patch(const json_t *gm, int64_t now_ns, json_t **out, gr_err *err);
 
 /* Format a double as upstream does for status strings ("%.4f" trimmed of
- * trailing zeros, at least one decimal: "0.9312", "148.2", "3.0"). */
+ * trailing zeros, at least one decimal: "0.9312", "148.2", "3.0"; a value
+ * too large for that in 48 bytes as "%.6g"). */
 void gr_measure_fmt_float(double v, char buf[48]);
 
 /* ------------------------------------------------------------ bandwidth */

@@ -206,7 +206,12 @@ void gr_measure_fmt_float(double v, char buf[48])
         snprintf(buf, 48, "0");
         return;
     }
-    snprintf(buf, 48, "%.4f", v);
+    /* Fixed notation with up to 4 decimals; a value too large for that in
+     * 48 bytes (|v| >= ~1e42, only from hostile logs) in exponent notation. */
+    if (snprintf(buf, 48, "%.4f", v) >= 48) {
+        snprintf(buf, 48, "%.6g", v);
+        return;
+    }
     size_t n = strlen(buf);
     while (n > 0 && buf[n - 1] == '0') {
         n--;

@@ -941,6 +941,27 @@ static void test_thresholds(void **state)
     assert_int_equal(r.verdict, GR_MEASURE_PASS);
 }
 
+/* Status floats: "%.4f" trimmed; a value that does not fit 48 bytes in fixed
+ * notation (from a hostile log; found by scripts/fuzz as a stack overflow)
+ * is written in exponent notation. */
+static void test_fmt_float(void **state)
+{
+    (void)state;
+    char b[48];
+    gr_measure_fmt_float(3.0, b);
+    assert_string_equal(b, "3.0");
+    gr_measure_fmt_float(148.25, b);
+    assert_string_equal(b, "148.25");
+    gr_measure_fmt_float(-0.00001, b);
+    assert_string_equal(b, "0.0");
+    gr_measure_fmt_float(1e300, b);
+    assert_string_equal(b, "1e+300");
+    gr_measure_fmt_float(1e42, b);
+    assert_true(strlen(b) < sizeof b);
+    gr_measure_fmt_float(-1e60, b);
+    assert_string_equal(b, "-1e+60");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -960,6 +981,7 @@ int main(void)
         cmocka_unit_test(test_goodput_pending_interruption),
         cmocka_unit_test(test_gm_view_and_restart_patch),
         cmocka_unit_test(test_thresholds),
+        cmocka_unit_test(test_fmt_float),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
