@@ -1,8 +1,7 @@
 /*
- * gr_nvcre_catalog: golden renderings of every catalog entry × {aws, gcp,
- * azure, oci, onprem} × {h100, gb200, l40s} (data/catalog/<domain>/<variant>/
- * <platform>-<arch>.json; GR_UPDATE_GOLDEN=1 rewrites them), plus option
- * precedence, derived options and errors.
+ * gr_nvcre_catalog: option precedence, derived options and errors. The
+ * golden renderings of every entry × platform × architecture, down to the
+ * TrainJob, are nvcre_catalog_goldens (test_catalog_goldens.sh).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,13 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cmocka.h>
 #include <jansson.h>
 
 #include "gr_err.h"
-#include "gr_file.h"
 #include "gr_json.h"
 #include "gr_nvcre_catalog.h"
 #include "gr_yaml.h"
@@ -64,66 +61,6 @@ static json_t *render(const char *d, const char *v, const char *plat, const char
     json_decref(c);
     json_decref(target);
     return spec;
-}
-
-static void mkdirs(const char *path)
-{
-    char tmp[512];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(tmp, 0755);
-            *p = '/';
-        }
-}
-
-/* Every entry × platform × architecture against its golden file. */
-static void test_goldens(void **state)
-{
-    (void)state;
-    static const char *plats[] = {"aws", "gcp", "azure", "oci", "onprem"};
-    static const char *archs[] = {"h100", "gb200", "l40s"};
-    bool update = getenv("GR_UPDATE_GOLDEN") != NULL;
-    size_t n = gr_nvcre_catalog_count(cat), checked = 0, bad = 0;
-    assert_int_equal(n, 9);
-    for (size_t i = 0; i < n; i++) {
-        const char *d, *v;
-        gr_nvcre_catalog_entry(cat, i, &d, &v, NULL);
-        for (size_t p = 0; p < 5; p++)
-            for (size_t a = 0; a < 3; a++) {
-                json_t *spec = render(d, v, plats[p], archs[a], NULL, NULL, NULL);
-                char *got = json_dumps(spec, JSON_INDENT(2) | JSON_SORT_KEYS);
-                assert_non_null(got);
-                char path[512];
-                snprintf(path, sizeof path, "data/catalog/%s/%s/%s-%s.json", d, v, plats[p],
-                         archs[a]);
-                if (update) {
-                    mkdirs(path);
-                    FILE *f = fopen(path, "w");
-                    assert_non_null(f);
-                    fprintf(f, "%s\n", got);
-                    fclose(f);
-                } else {
-                    char *want = NULL;
-                    size_t len = 0;
-                    gr_err err;
-                    if (gr_file_read(path, 1 << 20, &want, &len, &err) != GR_OK) {
-                        fprintf(stderr, "%s: %s (GR_UPDATE_GOLDEN=1 writes it)\n", path, err.msg);
-                        bad++;
-                    } else if (len != strlen(got) + 1 || strncmp(want, got, strlen(got))) {
-                        fprintf(stderr, "%s differs from the rendering:\n%s\n", path, got);
-                        bad++;
-                    }
-                    free(want);
-                }
-                free(got);
-                json_decref(spec);
-                checked++;
-            }
-    }
-    assert_int_equal(checked, 135);
-    assert_int_equal(bad, 0);
 }
 
 static const json_t *trainer(const json_t *spec)
@@ -341,10 +278,13 @@ static void test_gpu_defaults(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_goldens),          cmocka_unit_test(test_option_precedence),
-        cmocka_unit_test(test_mlnx_override),    cmocka_unit_test(test_intra_node_and_thresholds),
-        cmocka_unit_test(test_gb200_mnnvl),      cmocka_unit_test(test_check_images),
-        cmocka_unit_test(test_unknown_category), cmocka_unit_test(test_bad_option_type),
+        cmocka_unit_test(test_option_precedence),
+        cmocka_unit_test(test_mlnx_override),
+        cmocka_unit_test(test_intra_node_and_thresholds),
+        cmocka_unit_test(test_gb200_mnnvl),
+        cmocka_unit_test(test_check_images),
+        cmocka_unit_test(test_unknown_category),
+        cmocka_unit_test(test_bad_option_type),
         cmocka_unit_test(test_gpu_defaults),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
