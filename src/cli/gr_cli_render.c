@@ -424,8 +424,32 @@ static int render_workflow(json_t *wf, const json_t *nodes, int with_wf, const c
     return exit_code;
 }
 
-/* The Certification controller's step for each category alone (it runs
- * them one at a time), then render_workflow() on the Workflow it creates. */
+/* A summary of what the Certification controller reported in one step
+ * when it did not create a Workflow, or warned (BuildFailed, …). */
+static json_t *cert_summary(const char *cert_name, const gr_nvcre_cert_plan *plan)
+{
+    json_t *summary = json_pack("{s:s,s:s}", "kind", "RenderSummary", "certification",
+                                cert_name ? cert_name : "");
+    const json_t *conds = json_object_get(plan->status, "conditions");
+    size_t k;
+    json_t *cd;
+    json_array_foreach(conds, k, cd)
+    {
+        const char *st = json_string_value(json_object_get(cd, "status"));
+        if (st && !strcmp(st, "True"))
+            json_object_set_new(summary, "result",
+                                json_pack("{s:O,s:O,s:O}", "condition", json_object_get(cd, "type"),
+                                          "reason", json_object_get(cd, "reason"), "message",
+                                          json_object_get(cd, "message")));
+    }
+    if (json_array_size(plan->events))
+        json_object_set(summary, "events", plan->events);
+    return summary;
+}
+
+/* The Certification controller's steps, as it runs them: each step creates
+ * the next category's Workflow (rendered with render_workflow()), which is
+ * then taken as Succeeded so that the next step starts the next category. */
 static int render_certification(json_t *cert, const json_t *nodes, json_t *docs, FILE *errf)
 {
     gr_nvcre_catalog *cat = NULL;
@@ -440,8 +464,9 @@ static int render_certification(json_t *cert, const json_t *nodes, json_t *docs,
     if (!json_string_value(json_object_get(md, "namespace")))
         json_object_set_new(md, "namespace", json_string("default"));
     fixed_uid(cert, 1, 1);
-    const json_t *cats = gr_json_ptr_get(cert, "/spec/categories");
-    if (!json_is_array(cats) || json_array_size(cats) == 0) {
+    const char *cname = json_string_value(json_object_get(md, "name"));
+    size_t ncats = json_array_size(gr_json_ptr_get(cert, "/spec/categories"));
+    if (ncats == 0) {
         fprintf(errf, "gpuready render: Certification spec.categories: required; give at least "
                       "one {domain, variant} (`gpuready catalog list` shows them)\n");
         gr_nvcre_catalog_free(cat);
@@ -450,56 +475,72 @@ static int render_certification(json_t *cert, const json_t *nodes, json_t *docs,
     int exit_code = 0;
     unsigned job_seq = 0;
     json_t *wfs = json_array();
-    size_t i;
-    json_t *c;
-    json_array_foreach(cats, i, c)
-    {
-        char dv[256];
-        snprintf(dv, sizeof(dv), "%s/%s", json_string_value(json_object_get(c, "domain")),
-                 json_string_value(json_object_get(c, "variant")));
-        json_t *one = json_deep_copy(cert);
-        json_object_set_new(json_object_get(one, "spec"), "categories", json_pack("[O]", c));
-        gr_nvcre_cert_input in = {one, nodes, wfs, cat, RENDER_NOW_NS};
+    char ts[GR_TIME_STR_MAX];
+    gr_time_format_ns(RENDER_NOW_NS, ts);
+    for (size_t step = 0; step < ncats + 2; step++) {
+        gr_nvcre_cert_input in = {cert, nodes, wfs, cat, RENDER_NOW_NS};
         gr_nvcre_cert_plan plan = {0};
-        int rc = gr_nvcre_cert_step(&in, &plan, &err);
-        json_decref(one);
-        if (rc != GR_OK) {
-            fprintf(errf, "gpuready render: %s: %s\n", dv, err.msg);
+        if (gr_nvcre_cert_step(&in, &plan, &err) != GR_OK) {
+            fprintf(errf, "gpuready render: %s\n", err.msg);
             gr_nvcre_cert_plan_free(&plan);
             exit_code = 2;
             break;
         }
-        if (plan.create) {
-            json_t *wf = plan.create;
-            plan.create = NULL;
-            int r = render_workflow(wf, nodes, 1, dv, &job_seq, docs, errf);
-            json_decref(wf);
-            if (r > exit_code)
-                exit_code = r;
-        } else {
-            /* The Certification controller would not start it: say why. */
-            json_t *summary =
-                json_pack("{s:s,s:s,s:s}", "kind", "RenderSummary", "certification",
-                          json_string_value(json_object_get(md, "name")), "category", dv);
+        int warned = 0;
+        size_t k;
+        json_t *ev;
+        json_array_foreach(plan.events, k, ev)
+        {
+            const char *t = json_string_value(json_object_get(ev, "type"));
+            warned |= t && !strcmp(t, "Warning");
+        }
+        if (warned || !plan.create) {
             const json_t *conds = json_object_get(plan.status, "conditions");
-            size_t k;
+            int done_ok = 0;
             json_t *cd;
             json_array_foreach(conds, k, cd)
             {
+                const char *ty = json_string_value(json_object_get(cd, "type"));
                 const char *st = json_string_value(json_object_get(cd, "status"));
-                if (st && !strcmp(st, "True"))
-                    json_object_set_new(summary, "result",
-                                        json_pack("{s:O,s:O,s:O}", "condition",
-                                                  json_object_get(cd, "type"), "reason",
-                                                  json_object_get(cd, "reason"), "message",
-                                                  json_object_get(cd, "message")));
+                done_ok |= ty && st && !strcmp(ty, GR_NVCRE_COND_SUCCEEDED) && !strcmp(st, "True");
             }
-            if (json_array_size(plan.events))
-                json_object_set(summary, "events", plan.events);
-            json_array_append_new(docs, summary);
-            exit_code = exit_code > 1 ? exit_code : 1;
+            if (warned || !done_ok) {
+                json_array_append_new(docs, cert_summary(cname, &plan));
+                if (exit_code < 1)
+                    exit_code = 1;
+            }
         }
+        json_object_set(cert, "status", plan.status);
+        if (!plan.create) {
+            gr_nvcre_cert_plan_free(&plan);
+            break;
+        }
+        json_t *wf = plan.create;
+        plan.create = NULL;
         gr_nvcre_cert_plan_free(&plan);
+        const char *d = json_string_value(gr_json_ptr_get(wf, "/metadata/labels/"
+                                                              "nvcre.nvidia.com~1category-domain"));
+        const char *v =
+            json_string_value(gr_json_ptr_get(wf, "/metadata/labels/"
+                                                  "nvcre.nvidia.com~1category-variant"));
+        char dv[256];
+        snprintf(dv, sizeof(dv), "%s/%s", d ? d : "", v ? v : "");
+        json_t *wfcopy = json_deep_copy(wf);
+        int r = render_workflow(wfcopy, nodes, 1, dv, &job_seq, docs, errf);
+        json_decref(wfcopy);
+        if (r > exit_code)
+            exit_code = r;
+        if (r == 2) {
+            json_decref(wf);
+            break;
+        }
+        /* taken as done, so that the next step starts the next category */
+        json_object_set_new(wf, "status",
+                            json_pack("{s:[{s:s,s:s,s:s,s:s,s:s}]}", "conditions", "type",
+                                      GR_NVCRE_COND_SUCCEEDED, "status", "True", "reason",
+                                      "JobCompleted", "message", "rendered", "lastTransitionTime",
+                                      ts));
+        json_array_append_new(wfs, wf);
     }
     json_decref(wfs);
     gr_nvcre_catalog_free(cat);

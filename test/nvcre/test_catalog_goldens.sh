@@ -17,9 +17,8 @@
 # dependencies. More nodes only repeat identical Jobs. Volatile fields are
 # fixed: uids are 00000000-0000-4000-8000-<kind><n>, the clock 2026-01-01.
 #
-# Also: CategoryOptions goldens (data/catalog/options/<name>.yaml, each from
-# the `--set` arguments on its first line) show each option reaching the
-# workload.
+# Also: CategoryOptions goldens (data/catalog/options/<name>.yaml, cases at
+# the end) show options reaching the workload, or their refusal.
 #
 # Usage: test_catalog_goldens.sh <gpuready binary> [--update]
 #   --update rewrites the goldens; review the diff (git diff) before committing.
@@ -78,24 +77,75 @@ while IFS= read -r f; do
   }
 done < <(find "$data" -name '*.yaml' | sort)
 
-# CategoryOptions reaching the workload: the first line of each golden
-# (`# args: ...`) holds its render arguments.
-for f in "$data"/options/*.yaml; do
-  [[ -f $f ]] || continue
-  read -r -a args < <(head -n 1 "$f" | sed 's/^# args: //')
-  "$bin" render "${args[@]}" >"$tmp/body" 2>"$tmp/err"
-  rc=$?
-  { head -n 1 "$f"; cat "$tmp/body"; } >"$tmp/out"
+# CategoryOptions through the whole chain (data/catalog/options/<name>.yaml):
+# each field's effect on the Workflow, Jobs and TrainJobs, or its refusal
+# (exit 1, the Certification Failed with BuildFailed before anything is
+# created). Every field also has a unit row in test_nvcre_catalog.c.
+opt() { # name want_rc render-args...
+  local name=$1 want=$2
+  shift 2
+  local golden=$data/options/$name.yaml rc=0
+  "$bin" render "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
   checked=$((checked + 1))
-  if [[ $rc -gt 1 ]]; then
-    echo "FAIL: gpuready render ${args[*]}: exit $rc: $(cat "$tmp/err")"
+  if [[ $rc -ne $want ]]; then
+    echo "FAIL: gpuready render $*: exit $rc, want $want: $(cat "$tmp/err")"
     fail=1
   elif [[ $update == --update ]]; then
-    cp "$tmp/out" "$f"
-  elif ! diff -u "$f" "$tmp/out"; then
-    echo "FAIL: gpuready render ${args[*]} differs from ${f#"$here"/} (after review: $0 $bin --update)"
+    mkdir -p "$data/options"
+    cp "$tmp/out" "$golden"
+  elif ! diff -u "$golden" "$tmp/out"; then
+    echo "FAIL: gpuready render $* differs from ${golden#"$here"/} (after review: $0 $bin --update)"
     fail=1
   fi
-done
+}
+# placement (ADR-089): one unpinned Job of nodesPerJob, no hostname affinity
+opt placement-unpinned 0 --category communication/nccl-all-reduce --set placement=Unpinned \
+  --platform aws --gpu h100 --count 3
+# testScale diagnose: orchestration.diagnose with minGroupSize, 15m per Job,
+# round 1 of the diagnose state machine
+opt testscale-diagnose 0 --category communication/nccl-all-reduce --set testScale=diagnose \
+  --set minGroupSize=2 --platform onprem --gpu h100 --count 4
+# testScale intra-rack: one group per nvidia.com/gpu.clique domain
+opt testscale-intra-rack 0 --category communication/nccl-all-gather --set testScale=intra-rack \
+  --platform oci --gpu gb200
+# testScale intra-node on a multi-node category: one Job per node
+opt testscale-intra-node 0 --category communication/nccl-alltoall --set testScale=intra-node \
+  --platform azure --gpu h100
+# resources, mlnxPerNode, nicResourceName, imagePullSecrets, image,
+# workloadMetadata, startupStallTimeoutSeconds, repeatCount, maxConcurrent,
+# timeoutPerJob, maxBytes, numIterations, numCycles, thresholds,
+# measurementTimeout, gpusPerNode, nodesPerJob, enableMNNVL on one render
+opt many-nccl 0 --category communication/nccl-all-reduce --platform onprem --gpu gb200 \
+  --set 'resources={"limits":{"cpu":"8","memory":"64Gi"},"requests":{"cpu":"4"}}' \
+  --set mlnxPerNode=4 --set nicResourceName=rdma/ib --set 'imagePullSecrets=[{"name":"regcred"}]' \
+  --set image=mirror.local/nccl-tests:1 --set 'workloadMetadata={"labels":{"team":"infra"}}' \
+  --set startupStallTimeoutSeconds=120 --set repeatCount=2 --set maxConcurrent=1 \
+  --set timeoutPerJob=30m --set maxBytes=8G --set numIterations=20 --set numCycles=3 \
+  --set 'thresholds={"busBandwidthGBps":"value >= 300"}' --set measurementTimeout=9m \
+  --set gpusPerNode=4 --set nodesPerJob=2 --set enableMNNVL=false --count 2 --gpus-per-node 4
+# the single-node categories' fields
+opt many-dcgm 0 --category diagnostics/dcgm-level2 --platform gcp --gpu l40s \
+  --set image=mirror.local/dcgm:1 --set gpusPerNode=4 --set 'resources={"requests":{"memory":"8Gi"}}' \
+  --set timeoutPerJob=20m --set placement=Pinned --gpus-per-node 4
+# refused: a global option no category can use (training-only, sweep-only)
+opt refused-maxsteps 1 --category communication/nccl-all-reduce --set maxSteps=10 \
+  --platform aws --gpu h100
+opt refused-maxbytes-dcgm 1 --category diagnostics/dcgm-level1 --set maxBytes=8G \
+  --platform aws --gpu h100
+# a global option one category uses is fine for the other
+opt thresholds-two-categories 0 --category diagnostics/dcgm-level1 \
+  --category communication/nccl-loopback --set 'thresholds={"busBandwidthGBps":"value >= 100"}' \
+  --platform onprem --gpu l40s --count 1
+# a category's own option it cannot use: from a Certification file
+cat >"$tmp/cert.yaml" <<'YAML'
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: opts, namespace: team-a}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+  - {domain: communication, variant: nccl-loopback, options: {nodesPerJob: 2}}
+YAML
+opt refused-category-nodesperjob 1 -f "$tmp/cert.yaml" --platform onprem --gpu h100
 echo "checked $checked renderings"
 exit $fail
