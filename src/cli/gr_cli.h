@@ -37,11 +37,13 @@ int gr_cli_report(int argc, char **argv, FILE *out, FILE *errf);
 int gr_cli_status(int argc, char **argv, FILE *out, FILE *errf);
 int gr_cli_list(int argc, char **argv, FILE *out, FILE *errf);
 int gr_cli_cleanup(int argc, char **argv, FILE *out, FILE *errf);
-/* `render -f WORKFLOW.yaml (--nodes NODES.yaml | --platform P --gpu G [--count N]
- * [--gpus-per-node N]) [-o yaml|json]` (issue 16, offline: the Workflow
- * controller's planning path, gr_nvcre_wf_plan()). Exit 0 when the Workflow
- * would run, 1 when the controller would mark it Failed, 2 on bad usage or
- * input. */
+/* `render (-f WORKFLOW.yaml | -f CERTIFICATION.yaml | --category D/V ...
+ * [--set K=V ...]) (--nodes NODES.yaml | --platform P --gpu G [--count N]
+ * [--gpus-per-node N]) [-o yaml|json]` (issues 16, 17, offline: the
+ * Certification controller's step, the Workflow controller's planning path
+ * gr_nvcre_wf_plan() and the Job controller's workload builder; sorted keys,
+ * fixed uids). Exit 0 when everything would run, 1 when a controller would
+ * mark its object Failed, 2 on bad usage or input. */
 int gr_cli_render(int argc, char **argv, FILE *out, FILE *errf);
 
 /* Widest line of the text report, in columns. */

@@ -14,6 +14,7 @@
 #include "gr_kube_object.h"
 #include "gr_kube_rest.h"
 #include "gr_nvcre_catalog.h"
+#include "gr_nvcre_cert.h"
 #include "gr_nvcre_types.h"
 
 #define MAX_ITEMS 64
@@ -316,10 +317,17 @@ int gr_cli_certify(int argc, char **argv, FILE *out, FILE *errf)
         if (slash)
             *slash = '\0';
         if (!slash || !gr_nvcre_catalog_has(cat, dv, slash + 1)) {
+            /* before anything is created: name it and list the valid ones */
             fprintf(errf,
-                    "gpuready certify: --category %s: Unknown certification category "
-                    "(`gpuready catalog list` shows them)\n",
-                    o.categories[i]);
+                    "gpuready certify: --category %s: Unknown certification category %s; "
+                    "valid categories (DOMAIN/VARIANT): ",
+                    o.categories[i], o.categories[i]);
+            for (size_t k = 0; k < gr_nvcre_catalog_count(cat); k++) {
+                const char *d, *v;
+                gr_nvcre_catalog_entry(cat, k, &d, &v, NULL);
+                fprintf(errf, "%s%s/%s", k ? ", " : "", d, v);
+            }
+            fputc('\n', errf);
             json_decref(cats);
             json_decref(sel);
             gr_nvcre_catalog_free(cat);
@@ -327,13 +335,13 @@ int gr_cli_certify(int argc, char **argv, FILE *out, FILE *errf)
         }
         json_array_append_new(cats, json_pack("{s:s,s:s}", "domain", dv, "variant", slash + 1));
     }
-    gr_nvcre_catalog_free(cat);
     for (size_t i = 0; i < o.nselectors; i++) {
         const char *eq = strchr(o.selectors[i], '=');
         if (!eq || eq == o.selectors[i]) {
             fprintf(errf, "gpuready certify: --node-selector %s: want KEY=VALUE\n", o.selectors[i]);
             json_decref(cats);
             json_decref(sel);
+            gr_nvcre_catalog_free(cat);
             return 2;
         }
         char k[512];
@@ -353,6 +361,7 @@ int gr_cli_certify(int argc, char **argv, FILE *out, FILE *errf)
         if (!eq || eq == o.sets[i]) {
             fprintf(errf, "gpuready certify: --set %s: want KEY=VALUE\n", o.sets[i]);
             json_decref(cert);
+            gr_nvcre_catalog_free(cat);
             return 2;
         }
         char k[128];
@@ -360,6 +369,7 @@ int gr_cli_certify(int argc, char **argv, FILE *out, FILE *errf)
         if (!strcmp(k, "target") || !strcmp(k, "categories")) {
             fprintf(errf, "gpuready certify: --set %s: use --node-selector / --category\n", k);
             json_decref(cert);
+            gr_nvcre_catalog_free(cat);
             return 2;
         }
         json_t *val = json_loads(eq + 1, JSON_DECODE_ANY, NULL);
@@ -368,9 +378,19 @@ int gr_cli_certify(int argc, char **argv, FILE *out, FILE *errf)
         if (!strcmp(k, "thresholds") && check_thresholds(val, errf)) {
             json_decref(val);
             json_decref(cert);
+            gr_nvcre_catalog_free(cat);
             return 2;
         }
         json_object_set_new(json_object_get(cert, "spec"), k, val);
+    }
+    /* every option must reach a workload: the controller would fail the
+     * Certification (BuildFailed) at once, so refuse before creating it */
+    int crc = gr_nvcre_cert_check_options(cat, json_object_get(cert, "spec"), &err);
+    gr_nvcre_catalog_free(cat);
+    if (crc != GR_OK) {
+        fprintf(errf, "gpuready certify: %s\n", err.msg);
+        json_decref(cert);
+        return 2;
     }
     json_t *md = json_object_get(cert, "metadata");
     if (o.name)

@@ -21,7 +21,7 @@ static const struct {
     {"list", "the Certifications of a namespace (-A: all)", gr_cli_list},
     {"cleanup", "delete a Certification and wait until its GPU pods are gone", gr_cli_cleanup},
     {"catalog", "list | show DOMAIN/VARIANT: the certification categories", gr_cli_catalog},
-    {"render", "offline: a Workflow + nodes -> the Jobs and TrainJobs the controller creates",
+    {"render", "offline: a Workflow or Certification + nodes -> what the controllers create",
      gr_cli_render},
 };
 

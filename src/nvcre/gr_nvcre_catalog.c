@@ -290,7 +290,18 @@ typedef struct {
     const json_t *opts;
     const char *file; /* for messages */
     int depth;
+    json_t *used; /* option name → true for every option a template read; or NULL */
 } tctx;
+
+/* An option as a template reads it (placeholders, $if, $merge, $each):
+ * recorded in t->used, so options the user set but no template read can
+ * be refused (gr_nvcre_catalog_check_options()). */
+static json_t *opt(const tctx *t, const char *name)
+{
+    if (t->used && name)
+        json_object_set_new(t->used, name, json_true());
+    return json_object_get(t->opts, name);
+}
 
 /* Marker for "this node is left out" ($if false). */
 static json_t removed_marker;
@@ -343,7 +354,7 @@ static int interpolate(const tctx *t, const char *s, json_t **out, gr_err *err)
                                   t->file, s);
             *bar = '\0';
         }
-        json_t *v = json_object_get(t->opts, name);
+        json_t *v = opt(t, name);
         if (!v)
             return gr_err_set(err, GR_EINVAL,
                               "%s: placeholder ${%s} has no option; add %s to the entry's "
@@ -398,7 +409,7 @@ static int interpolate(const tctx *t, const char *s, json_t **out, gr_err *err)
         }
         memcpy(name, st + 2, nl);
         name[nl] = '\0';
-        json_t *v = json_object_get(t->opts, name);
+        json_t *v = opt(t, name);
         if (!v) {
             rc = gr_err_set(err, GR_EINVAL,
                             "%s: placeholder ${%s} has no option; add %s to the entry's "
@@ -440,7 +451,7 @@ static int cond_holds(const tctx *t, const json_t *obj, bool *holds, gr_err *err
         bool neg = json_object_get(obj, "$unless") != NULL;
         if (!json_is_string(c))
             return gr_err_set(err, GR_EINVAL, "%s: $if/$unless takes an option name", t->file);
-        json_t *v = json_object_get(t->opts, json_string_value(c));
+        json_t *v = opt(t, json_string_value(c));
         *holds = truthy(v) != neg;
     }
     return GR_OK;
@@ -492,8 +503,7 @@ static int expand_object(const tctx *t, const json_t *in, json_t **out, gr_err *
             size_t nm = json_is_array(v) ? json_array_size(v) : 1;
             for (size_t mi = 0; mi < nm; mi++) {
                 const json_t *mn = json_is_array(v) ? json_array_get(v, mi) : v;
-                json_t *m =
-                    json_is_string(mn) ? json_object_get(t->opts, json_string_value(mn)) : NULL;
+                json_t *m = json_is_string(mn) ? opt(t, json_string_value(mn)) : NULL;
                 if (!json_is_object(m)) {
                     json_decref(o);
                     return gr_err_set(err, GR_EINVAL, "%s: $merge needs options that are mappings",
@@ -555,8 +565,7 @@ static int expand_array(const tctx *t, const json_t *in, json_t **out, gr_err *e
     {
         const json_t *each = json_is_object(item) ? json_object_get(item, "$each") : NULL;
         if (each) {
-            json_t *l =
-                json_is_string(each) ? json_object_get(t->opts, json_string_value(each)) : NULL;
+            json_t *l = json_is_string(each) ? opt(t, json_string_value(each)) : NULL;
             if (!json_is_array(l)) {
                 json_decref(a);
                 return gr_err_set(err, GR_EINVAL, "%s: $each needs an option that is a list",
@@ -661,6 +670,16 @@ static int resolve_options(const gr_nvcre_catalog *cat, const cat_entry *e,
     const char *scale = json_string_value(json_object_get(o, "testScale"));
     if (scale && !strcmp(scale, "intra-node"))
         json_object_set_new(o, "nodesPerJob", json_integer(1));
+    /* testScale diagnose → orchestration.diagnose (fault isolation by
+     * bisection, floor minGroupSize), 15m per Job unless the user set
+     * timeoutPerJob; intra-rack → orchestration.topology strictDomain (one
+     * group per topologyKey domain at its natural size). */
+    bool diagnose = scale && !strcmp(scale, "diagnose");
+    json_object_set_new(o, "diagnose", json_boolean(diagnose));
+    json_object_set_new(o, "intraRack", json_boolean(scale && !strcmp(scale, "intra-rack")));
+    if (diagnose && !json_object_get(req->global_options, "timeoutPerJob") &&
+        !json_object_get(req->category_options, "timeoutPerJob"))
+        json_object_set_new(o, "timeoutPerJob", json_string("15m"));
     json_object_set_new(o, "platform", json_string(plat));
     json_object_set_new(o, "gpuArchitecture", json_string(arch));
     json_object_set_new(o, "domain", json_string(e->domain));
@@ -684,7 +703,7 @@ static int resolve_options(const gr_nvcre_catalog *cat, const cat_entry *e,
     if (!json_is_object(rr))
         json_decref(rr);
     /* options that are themselves templates (image: ${checksRegistry}/…) */
-    tctx t = {cat, o, e->path, 0};
+    tctx t = {cat, o, e->path, 0, NULL};
     const char *k;
     json_t *v;
     json_t *fixed = json_object();
@@ -729,12 +748,16 @@ int gr_nvcre_catalog_platform_options(const gr_nvcre_catalog *cat, const char *p
     return rc;
 }
 
-int gr_nvcre_catalog_render(const gr_nvcre_catalog *cat, const gr_nvcre_catalog_req *req,
-                            json_t **spec, json_t **options, gr_err *err)
+/* Render without refusing unused options; *used (optional) gets the
+ * options the templates read. */
+static int render_impl(const gr_nvcre_catalog *cat, const gr_nvcre_catalog_req *req, json_t **spec,
+                       json_t **options, json_t **used, gr_err *err)
 {
     *spec = NULL;
     if (options)
         *options = NULL;
+    if (used)
+        *used = NULL;
     const cat_entry *e = find(cat, req->domain, req->variant);
     if (!e)
         return gr_err_set(err, GR_ENOTFOUND, "Unknown certification category: %s/%s",
@@ -743,7 +766,12 @@ int gr_nvcre_catalog_render(const gr_nvcre_catalog *cat, const gr_nvcre_catalog_
     int rc = resolve_options(cat, e, req, &o, err);
     if (rc != GR_OK)
         return rc;
-    tctx t = {cat, o, e->path, 0};
+    json_t *u = used ? json_object() : NULL;
+    if (used && !u) {
+        json_decref(o);
+        return gr_err_set(err, GR_ENOMEM, "catalog: out of memory");
+    }
+    tctx t = {cat, o, e->path, 0, u};
     json_t *s = NULL;
     rc = expand(&t, json_object_get(e->doc, "spec"), &s, err);
     if (rc == GR_OK && s == REMOVED) {
@@ -752,6 +780,7 @@ int gr_nvcre_catalog_render(const gr_nvcre_catalog *cat, const gr_nvcre_catalog_
     }
     if (rc != GR_OK) {
         json_decref(o);
+        json_decref(u);
         return rc;
     }
     *spec = s;
@@ -759,5 +788,143 @@ int gr_nvcre_catalog_render(const gr_nvcre_catalog *cat, const gr_nvcre_catalog_
         *options = o;
     else
         json_decref(o);
+    if (used)
+        *used = u;
     return GR_OK;
+}
+
+/* The CategoryOptions fields (deploy/crds, Certification
+ * spec.categories[].options) and why an entry may not use one. */
+#define HINT_TRAINING                                                                       \
+    "it configures training runs (checkpoints, steps, the source checkout), and this is a " \
+    "communication or diagnostics test"
+#define HINT_ONE_NODE_NICS "it runs on one node and requests no network NICs"
+#define HINT_SWEEP         "it does not run the nccl-tests message-size sweep"
+static const struct {
+    const char *field, *hint;
+} option_fields[] = {
+    {"enableCheckpoint", HINT_TRAINING},
+    {"enableMNNVL", "it runs on one node, where NVLink needs no ComputeDomain"},
+    {"exitDurationMins", HINT_TRAINING},
+    {"gpusPerNode", "no template of this category reads it"},
+    {"image", "no template of this category reads it"},
+    {"imagePullSecrets", "no template of this category reads it"},
+    {"maxBytes", HINT_SWEEP},
+    {"maxConcurrent", "no template of this category reads it"},
+    {"maxRestarts", HINT_TRAINING},
+    {"maxSteps", HINT_TRAINING},
+    {"measurementTimeout",
+     "it bounds the wait for bandwidth data, which happens only when thresholds are set on a "
+     "category that measures bandwidth"},
+    {"minGroupSize",
+     "it is the diagnose bisection floor and applies only with testScale: diagnose"},
+    {"mlnxPerNode", HINT_ONE_NODE_NICS},
+    {"nicResourceName", HINT_ONE_NODE_NICS},
+    {"nodesPerJob", "it runs one node per Job"},
+    {"numCycles", HINT_SWEEP},
+    {"numIterations", "it has no iteration count"},
+    {"placement", "no template of this category reads it"},
+    {"repeatCount", "no template of this category reads it"},
+    {"resources", "no template of this category reads it"},
+    {"saveInterval", HINT_TRAINING},
+    {"saveRetainInterval", HINT_TRAINING},
+    {"saveTopK", HINT_TRAINING},
+    {"sourceRepo", HINT_TRAINING},
+    {"startupStallTimeoutSeconds", "no template of this category reads it"},
+    {"storageClassName", HINT_TRAINING},
+    {"storageSize", HINT_TRAINING},
+    {"testScale",
+     "diagnose and intra-rack split multi-node groups, and it runs one node per Job (use "
+     "intra-node or full-scale)"},
+    {"thresholds", "it has no bandwidth measurement to judge"},
+    {"timeoutPerJob", "no template of this category reads it"},
+    {"workloadMetadata", "no template of this category reads it"},
+};
+
+/* Did the templates use `field` as set to `value`? */
+static bool field_used(const json_t *used, const char *field, const json_t *value)
+{
+    if (!strcmp(field, "resources"))
+        return json_object_get(used, "resourceLimits") || json_object_get(used, "resourceRequests");
+    if (!strcmp(field, "mlnxPerNode") || !strcmp(field, "nicResourceName"))
+        return json_object_get(used, "nicLimits") != NULL;
+    if (!strcmp(field, "testScale")) {
+        const char *v = json_string_value(value);
+        if (v && !strcmp(v, "diagnose"))
+            return json_object_get(used, "diagnose") != NULL;
+        if (v && !strcmp(v, "intra-rack"))
+            return json_object_get(used, "intraRack") != NULL;
+        return true; /* full-scale, intra-node: every category can run so */
+    }
+    return json_object_get(used, field) != NULL;
+}
+
+/* The user-set fields the templates did not use (see the header). */
+static int unused_of(const gr_nvcre_catalog_req *req, const json_t *used, json_t **unused,
+                     gr_err *err)
+{
+    json_t *out = json_array();
+    if (!out)
+        return gr_err_set(err, GR_ENOMEM, "catalog: out of memory");
+    for (size_t i = 0; i < sizeof option_fields / sizeof option_fields[0]; i++) {
+        const char *f = option_fields[i].field;
+        const json_t *cv = json_object_get(req->category_options, f);
+        const json_t *gv = json_object_get(req->global_options, f);
+        /* a global value the category overrides is not this category's */
+        const json_t *v = cv ? cv : gv;
+        if (!v || json_is_null(v) || field_used(used, f, v))
+            continue;
+        json_t *row = json_pack("{s:s,s:s,s:s}", "field", f, "scope", cv ? "category" : "global",
+                                "hint", option_fields[i].hint);
+        if (!row || json_array_append_new(out, row)) {
+            json_decref(out);
+            return gr_err_set(err, GR_ENOMEM, "catalog: out of memory");
+        }
+    }
+    *unused = out;
+    return GR_OK;
+}
+
+int gr_nvcre_catalog_check_options(const gr_nvcre_catalog *cat, const gr_nvcre_catalog_req *req,
+                                   json_t **unused, gr_err *err)
+{
+    *unused = NULL;
+    json_t *spec = NULL, *used = NULL;
+    int rc = render_impl(cat, req, &spec, NULL, &used, err);
+    json_decref(spec);
+    if (rc == GR_OK)
+        rc = unused_of(req, used, unused, err);
+    json_decref(used);
+    return rc;
+}
+
+int gr_nvcre_catalog_render(const gr_nvcre_catalog *cat, const gr_nvcre_catalog_req *req,
+                            json_t **spec, json_t **options, gr_err *err)
+{
+    json_t *unused = NULL, *used = NULL;
+    int rc = render_impl(cat, req, spec, options, &used, err);
+    if (rc == GR_OK)
+        rc = unused_of(req, used, &unused, err);
+    json_decref(used);
+    size_t i;
+    json_t *u;
+    json_array_foreach(unused, i, u)
+    {
+        if (strcmp(json_string_value(json_object_get(u, "scope")), "category"))
+            continue;
+        rc = gr_err_set(err, GR_EINVAL, GR_NVCRE_CATALOG_MSG_UNUSED_OPTION_FMT,
+                        json_string_value(json_object_get(u, "field")), req->domain, req->variant,
+                        json_string_value(json_object_get(u, "hint")));
+        break;
+    }
+    json_decref(unused);
+    if (rc != GR_OK && *spec) {
+        json_decref(*spec);
+        *spec = NULL;
+        if (options) {
+            json_decref(*options);
+            *options = NULL;
+        }
+    }
+    return rc;
 }

@@ -74,9 +74,30 @@ char *gr_nvcre_catalog_arch_of_product(const char *product, char *buf, size_t n)
 int gr_nvcre_catalog_platform_options(const gr_nvcre_catalog *cat, const char *platform,
                                       const char *arch, json_t **out, gr_err *err);
 
+/* A category's own CategoryOptions field that its entry cannot use
+ * (gr_nvcre_catalog_render()'s GR_EINVAL): field, domain, variant, why. */
+#define GR_NVCRE_CATALOG_MSG_UNUSED_OPTION_FMT \
+    "options.%s: %s/%s cannot use it: %s. Remove it from this category's options"
+
+/* Which CategoryOptions fields the user set for req (req->global_options,
+ * the Certification spec, and req->category_options) would not reach the
+ * workload: fields no template of the entry reads (directly or through
+ * derived options: resources → resourceLimits/Requests, mlnxPerNode and
+ * nicResourceName → nicLimits, testScale diagnose/intra-rack → the
+ * orchestration they set). A global field the category overrides counts as
+ * the category's. *unused = [{"field", "scope": "category"|"global",
+ * "hint": why}] (owned by the caller), [] when every field is used.
+ * Errors as gr_nvcre_catalog_render() (rendering is how use is found). */
+int gr_nvcre_catalog_check_options(const gr_nvcre_catalog *cat, const gr_nvcre_catalog_req *req,
+                                   json_t **unused, gr_err *err);
+
 /* Render one category: *spec gets the WorkflowSpec (dependencies,
  * jobTemplate, orchestration, validation when thresholds are set);
- * options (may be NULL) gets the resolved options the template saw. */
+ * options (may be NULL) gets the resolved options the template saw.
+ * A field of req->category_options the entry cannot use is refused:
+ * GR_EINVAL, GR_NVCRE_CATALOG_MSG_UNUSED_OPTION_FMT. Unused global fields
+ * are not refused here: they may be meant for another category of the
+ * Certification (gr_nvcre_cert_check_options()). */
 int gr_nvcre_catalog_render(const gr_nvcre_catalog *cat, const gr_nvcre_catalog_req *req,
                             json_t **spec, json_t **options, gr_err *err);
 

@@ -384,6 +384,84 @@ void gr_nvcre_cert_detect(const json_t *nodes, const json_t *target, const char 
         arch[0] = '\0';
 }
 
+int gr_nvcre_cert_check_options(const gr_nvcre_catalog *cat, const json_t *cert_spec, gr_err *err)
+{
+    const json_t *cats = json_object_get(cert_spec, "categories");
+    char arch[32] = "h100";
+    const char *prod = json_string_value(
+        gr_json_ptr_get(cert_spec, "/target/nodeSelector/nvidia.com~1gpu.product"));
+    if (prod)
+        gr_nvcre_catalog_arch_of_product(prod, arch, sizeof arch);
+    /* global field → 1 once a category uses it; first refusal's category */
+    json_t *global_unused = NULL;
+    char first_dv[2][128] = {"", ""};
+    int rc = GR_OK;
+    size_t i;
+    json_t *c;
+    json_array_foreach(cats, i, c)
+    {
+        const char *d = json_string_value(json_object_get(c, "domain"));
+        const char *v = json_string_value(json_object_get(c, "variant"));
+        if (!gr_nvcre_catalog_has(cat, d, v))
+            continue;
+        gr_nvcre_catalog_req req = {d,
+                                    v,
+                                    "onprem",
+                                    arch,
+                                    json_object_get(cert_spec, "target"),
+                                    cert_spec,
+                                    json_object_get(c, "options")};
+        json_t *unused = NULL;
+        if ((rc = gr_nvcre_catalog_check_options(cat, &req, &unused, err)) != GR_OK)
+            break;
+        json_t *mine = json_object(); /* global fields this category leaves unused */
+        size_t k;
+        json_t *u;
+        json_array_foreach(unused, k, u)
+        {
+            const char *f = json_string_value(json_object_get(u, "field"));
+            const char *hint = json_string_value(json_object_get(u, "hint"));
+            if (!strcmp(json_string_value(json_object_get(u, "scope")), "category")) {
+                rc = gr_err_set(err, GR_EINVAL, GR_NVCRE_CATALOG_MSG_UNUSED_OPTION_FMT, f, d, v,
+                                hint);
+                break;
+            }
+            json_object_set_new(mine, f, json_string(hint));
+        }
+        json_decref(unused);
+        if (rc != GR_OK) {
+            json_decref(mine);
+            break;
+        }
+        if (!global_unused) { /* the first category: its unused globals */
+            global_unused = mine;
+            snprintf(first_dv[0], sizeof first_dv[0], "%s", d);
+            snprintf(first_dv[1], sizeof first_dv[1], "%s", v);
+        } else { /* keep only the fields this category leaves unused too */
+            const char *f;
+            json_t *h, *tmp;
+            json_object_foreach_safe(global_unused, tmp, f, h)
+            {
+                if (!json_object_get(mine, f))
+                    json_object_del(global_unused, f);
+            }
+            json_decref(mine);
+        }
+    }
+    if (rc == GR_OK && json_object_size(global_unused)) {
+        const char *f;
+        json_t *h;
+        json_object_foreach(global_unused, f, h)
+        {
+            rc = gr_err_set(err, GR_EINVAL, GR_NVCRE_MSG_CERT_UNUSED_GLOBAL_FMT, f, first_dv[0],
+                            first_dv[1], json_string_value(h));
+            break;
+        }
+    }
+    json_decref(global_unused);
+    return rc;
+}
+
 static int build_workflow(step *st, const json_t *cat_item, const char *name, const char *platform,
                           const char *arch, json_t **out)
 {
@@ -490,6 +568,23 @@ static int run_step(step *st)
                                     msg)) != GR_OK)
                 return rc;
             return event(st, "Warning", GR_NVCRE_REASON_CATEGORY_NOT_FOUND, msg);
+        }
+    }
+    /* every option the user set must reach a workload */
+    {
+        gr_err oerr = {0};
+        rc = gr_nvcre_cert_check_options(st->in->catalog, spec, &oerr);
+        if (rc == GR_ENOMEM)
+            return gr_err_set(st->err, rc, "%s", oerr.msg);
+        if (rc != GR_OK) {
+            snprintf(msg, sizeof msg, "%s", oerr.msg);
+            size_t j;
+            json_t *cs;
+            json_array_foreach(css, j, cs) if ((rc = fail_category(st, cs)) != GR_OK) return rc;
+            if ((rc = set_exclusive(st, GR_NVCRE_COND_FAILED, GR_NVCRE_REASON_BUILD_FAILED, msg)) !=
+                GR_OK)
+                return rc;
+            return event(st, "Warning", GR_NVCRE_REASON_BUILD_FAILED, msg);
         }
     }
 

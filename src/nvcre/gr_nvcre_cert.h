@@ -88,6 +88,22 @@ typedef struct {
 int gr_nvcre_cert_step(const gr_nvcre_cert_input *in, gr_nvcre_cert_plan *out, gr_err *err);
 void gr_nvcre_cert_plan_free(gr_nvcre_cert_plan *p);
 
+/* Every CategoryOptions field a Certification sets must reach a workload
+ * (gr_nvcre_catalog_check_options()), checked before anything is created
+ * (the spec is immutable: a misplaced option could never be fixed by
+ * waiting): a category's own field its entry cannot use is refused with
+ * GR_NVCRE_CATALOG_MSG_UNUSED_OPTION_FMT, a global field that none of the
+ * categories uses with GR_NVCRE_MSG_CERT_UNUSED_GLOBAL_FMT; GR_EINVAL with
+ * err->msg. The controller fails the Certification with BuildFailed and
+ * that message; `gpuready certify` refuses to create it. Categories missing
+ * from the catalog are skipped (CategoryNotFound reports them). Usage is
+ * found by rendering for the target's nvidia.com/gpu.product (else h100)
+ * on onprem: which options an entry reads does not depend on the platform. */
+#define GR_NVCRE_MSG_CERT_UNUSED_GLOBAL_FMT                                            \
+    "spec.%s: none of this Certification's categories can use it (%s/%s: %s). Remove " \
+    "it, or set it in the options of a category that uses it"
+int gr_nvcre_cert_check_options(const gr_nvcre_catalog *cat, const json_t *cert_spec, gr_err *err);
+
 /* naming.Truncate("<cert>-<domain>-<variant>" + suffix, 31): suffix
  * "-n<N>" when the category's options set nodesPerJob, then "-mnnvl" /
  * "-nomnnvl" when they set enableMNNVL (per-category options, else global),

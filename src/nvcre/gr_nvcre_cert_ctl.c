@@ -112,6 +112,14 @@ static int handle_deletion(gr_nvcre_cert_ctl *c, const json_t *cert, int64_t *re
     json_t *wfs = workflows_in(c, ns, err);
     if (!wfs)
         return err ? err->code : GR_ENOMEM;
+    /* A Workflow created just before the deletion may not be in the cache
+     * yet: dropping the finalizer then would orphan it (found by
+     * certification-delete-removes-workflows under ASan). */
+    int mrc = add_missing_refs(c, cert, wfs, err);
+    if (mrc != GR_OK) {
+        json_decref(wfs);
+        return mrc;
+    }
     size_t i, left = 0;
     json_t *w;
     json_array_foreach(wfs, i, w)

@@ -1702,6 +1702,62 @@ static json_t *unpinned_affinity(const json_t *spec, const json_t *products)
     return exprs;
 }
 
+int gr_nvcre_wf_dependency_object(const json_t *workflow, const json_t *dep, json_t **out,
+                                  gr_err *err)
+{
+    *out = NULL;
+    if (!json_is_object(dep) ||
+        (json_object_get(dep, "metadata") && !json_is_object(json_object_get(dep, "metadata"))))
+        return gr_err_set(err, GR_EINVAL, "dependency: want an object with metadata");
+    const json_t *md = json_object_get(workflow, "metadata");
+    const char *wf = sget(md, "name"), *ns = sget(md, "namespace"), *uid = sget(md, "uid");
+    json_t *obj = json_deep_copy(dep);
+    if (!obj)
+        return oom(err);
+    json_object_del(obj, "when");
+    json_t *om = gr_json_object_child(obj, "metadata");
+    json_t *labels = om ? gr_json_object_child(om, "labels") : NULL;
+    json_t *ann = om ? gr_json_object_child(om, "annotations") : NULL;
+    if (!labels || !ann || json_object_set_new(labels, GR_NVCRE_LABEL_WORKFLOW, json_string(wf)) ||
+        json_object_set_new(ann, GR_NVCRE_ANN_WORKFLOW_UID, json_string(uid))) {
+        json_decref(obj);
+        return gr_err_set(err, GR_EINVAL,
+                          "dependency %s: metadata.labels and metadata.annotations must be maps",
+                          sget(om, "name"));
+    }
+    if (strncmp(sget(dep, "kind"), "Cluster", 7) != 0) {
+        json_object_set_new(om, "namespace", json_string(ns));
+        /* Like gr_kube_owner_ref_set(controller): ours replaces a ref with
+         * our uid; another controller's ref is left alone. */
+        json_t *refs = json_object_get(om, "ownerReferences");
+        if (!json_is_array(refs)) {
+            refs = json_array();
+            json_object_set_new(om, "ownerReferences", refs);
+        }
+        int other = 0;
+        size_t i;
+        json_t *r;
+        for (i = json_array_size(refs); i-- > 0;) {
+            r = json_array_get(refs, i);
+            if (!strcmp(sget(r, "uid"), uid))
+                json_array_remove(refs, i);
+            else if (json_is_true(json_object_get(r, "controller")))
+                other = 1;
+        }
+        json_t *ref = other
+                          ? NULL
+                          : json_pack("{s:s,s:s,s:s,s:s,s:b,s:b}", "apiVersion",
+                                      GR_NVCRE_API_VERSION, "kind", GR_NVCRE_KIND_WORKFLOW, "name",
+                                      wf, "uid", uid, "controller", 1, "blockOwnerDeletion", 1);
+        if (!refs || (!other && (!ref || json_array_append_new(refs, ref)))) {
+            json_decref(obj);
+            return oom(err);
+        }
+    }
+    *out = obj;
+    return GR_OK;
+}
+
 int gr_nvcre_wf_render_job(const json_t *workflow, const json_t *spec, const json_t *group,
                            int iteration, int single, json_t **out, gr_err *err)
 {

@@ -265,6 +265,17 @@ int gr_nvcre_wf_partition(const json_t *spec, const json_t *nodes, const json_t 
 int gr_nvcre_wf_render_job(const json_t *workflow, const json_t *spec, const json_t *group,
                            int iteration, int single, json_t **out, gr_err *err);
 
+/* The object the controller creates for one dependency (workflow-scoped,
+ * or job-scoped after gr_nvcre_wf_prepare_job renamed it): a copy of `dep`
+ * without `when`, labelled nvcre.nvidia.com/workflow=<wf> and annotated
+ * nvcre.nvidia.com/workflow-uid=<uid>; unless its kind starts with
+ * "Cluster", in the Workflow's namespace with a controller ownerReference
+ * to the Workflow. The Workflow controller and `gpuready render` both use
+ * it. *out is the caller's. GR_EINVAL (dep or its metadata is not an
+ * object), GR_ENOMEM. */
+int gr_nvcre_wf_dependency_object(const json_t *workflow, const json_t *dep, json_t **out,
+                                  gr_err *err);
+
 /* ------------------------------------------------------------------- plan */
 
 /* discoverAndPartition as one pure function: discovery, detection,

@@ -271,19 +271,16 @@ static int ensure_deps(gr_nvcre_wf_ctl *c, const json_t *wf, const json_t *deps,
             return gr_err_set(err, GR_ESTATE, "dependencies[%zu]: needs apiVersion and kind", i);
         }
         gr_kube_gvr gvr = {g, v, p};
-        json_t *obj = json_deep_copy(d);
-        json_object_del(obj, "when");
-        json_t *om = obj_get(obj, "metadata");
+        json_t *obj = NULL;
+        gr_err derr = {0};
+        if (gr_nvcre_wf_dependency_object(wf, d, &obj, &derr) != GR_OK) {
+            *reason = GR_NVCRE_REASON_DEPENDENCY_CREATION_ERROR;
+            return gr_err_set(err, GR_ESTATE, "dependencies[%zu]: %s", i, derr.msg);
+        }
+        json_t *om = json_object_get(obj, "metadata");
         char dname[256];
         snprintf(dname, sizeof(dname), "%s", sget(om, "name"));
-        json_object_set_new(obj_get(om, "labels"), GR_NVCRE_LABEL_WORKFLOW, json_string(wname));
-        json_object_set_new(obj_get(om, "annotations"), GR_NVCRE_ANN_WORKFLOW_UID,
-                            json_string(uid));
         int cluster_scoped = !strncmp(sget(d, "kind"), "Cluster", 7);
-        if (!cluster_scoped) {
-            json_object_set_new(om, "namespace", json_string(ns));
-            gr_kube_set_controller_ref(obj, wf, NULL);
-        }
         gr_kube_status st;
         int rc = gr_kube_create(c->c, &gvr, cluster_scoped ? NULL : ns, obj, NULL, NULL, &st, err);
         if (rc != GR_OK && st.reason == GR_KUBE_REASON_ALREADY_EXISTS) {

@@ -2,8 +2,9 @@
 # cli_cluster (integration): the cluster commands of `gpuready` against the
 # local control plane (fixture gr_cluster; no controller runs, so the
 # Certification keeps no status and no finalizer):
-#   certify (bad category refused, created with --name, node selector and
-#   --set options kept),
+#   certify (bad category refused naming the valid ones, unused options
+#   refused, nothing created; created with --name, node selector and --set
+#   options kept),
 #   list, status, report -o json / junit, cleanup (deleted, waits until gone),
 #   kubeconfig/context/namespace flags as kubectl's.
 # Usage: test_cli_cluster.sh GPUREADY
@@ -21,8 +22,15 @@ ctx=$(gr_kubectl config current-context)
 g() { "$gpuready" "$1" --kubeconfig "$GR_KUBECONFIG_ADMIN" --context "$ctx" -n "$GR_NS" "${@:2}"; }
 fail() { echo "FAIL: $*"; exit 1; }
 
-out=$(g certify --category communication/nccl-bogus 2>&1); rc=$?
-[[ $rc -eq 2 && $out == *"Unknown certification category"* ]] || fail "bad category: rc=$rc $out"
+out=$(g certify --name bogus --category diagnostics/dcgm-level1 --category communication/nccl-bogus 2>&1); rc=$?
+[[ $rc -eq 2 && $out == *"Unknown certification category communication/nccl-bogus; valid categories (DOMAIN/VARIANT): communication/nccl-all-gather, "*", diagnostics/dcgm-level4" ]] ||
+  fail "bad category: rc=$rc $out"
+# ... and options no category can use: refused before anything is created
+out=$(g certify --name bogus --category diagnostics/dcgm-level1 --set maxBytes=8G 2>&1); rc=$?
+[[ $rc -eq 2 && $out == *"spec.maxBytes: none of this Certification's categories can use it"* ]] ||
+  fail "unused option: rc=$rc $out"
+n=$(gr_kubectl -n "$GR_NS" get certifications -o name | wc -l)
+[[ $n -eq 0 ]] || fail "a refused certify created $n Certification(s)"
 # A threshold key the Job does not know would fail every node with
 # UnknownThresholdKey after the whole run: refused up front, naming the keys.
 out=$(g certify --category communication/nccl-all-reduce --set 'thresholds={"busBW":"value >= 300"}' 2>&1); rc=$?
@@ -31,7 +39,7 @@ out=$(g certify --category communication/nccl-all-reduce --set 'thresholds={"bus
 out=$(g certify --category communication/nccl-all-reduce --set 'thresholds={"busBandwidthGBps":300}' 2>&1); rc=$?
 [[ $rc -eq 2 && $out == *"want a CEL expression over value as a string"* ]] || fail "numeric threshold: rc=$rc $out"
 
-out=$(g certify --name c1 --category diagnostics/dcgm-level1 --category communication/nccl-loopback \
+out=$(g certify --name c1 --category diagnostics/dcgm-level1 --category communication/nccl-all-reduce \
   --node-selector nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 --set testScale=intra-node \
   --set maxBytes=8G --set numIterations=20 2>&1) || fail "certify: $out"
 [[ $out == "certification.nvcre.nvidia.com/c1 created" ]] || fail "certify output: $out"
@@ -40,7 +48,7 @@ sel=$(gr_kubectl -n "$GR_NS" get certification c1 -o jsonpath='{.spec.target.nod
 opts=$(gr_kubectl -n "$GR_NS" get certification c1 -o jsonpath='{.spec.testScale} {.spec.maxBytes} {.spec.numIterations}')
 [[ $opts == "intra-node 8G 20" ]] || fail "--set options: $opts"
 n=$(gr_kubectl -n "$GR_NS" get certification c1 -o jsonpath='{.spec.categories[*].variant}')
-[[ $n == "dcgm-level1 nccl-loopback" ]] || fail "categories: $n"
+[[ $n == "dcgm-level1 nccl-all-reduce" ]] || fail "categories: $n"
 
 out=$(g list) || fail "list"
 [[ $out == *"c1 "*"Pending"*"0/2"* ]] || fail "list output: $out"

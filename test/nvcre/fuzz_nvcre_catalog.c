@@ -3,7 +3,8 @@
  * arbitrary JSON (the Certification spec is outside input). The first byte
  * picks the entry, platform and architecture; the rest is a JSON object of
  * options laid over the global options. Rendering must succeed or fail with
- * a message, never crash or leak.
+ * a message, never crash or leak; gr_nvcre_catalog_check_options() on the
+ * same request lists unused fields as rows with a field, scope and hint.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +39,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     json_decref(spec);
     json_decref(resolved);
+    json_t *unused = NULL;
+    if (gr_nvcre_catalog_check_options(cat, &req, &unused, &err) == GR_OK) {
+        size_t i;
+        json_t *u;
+        json_array_foreach(unused, i, u)
+        {
+            if (!json_string_value(json_object_get(u, "field")) ||
+                !json_string_value(json_object_get(u, "scope")) ||
+                !json_string_value(json_object_get(u, "hint")))
+                abort();
+        }
+        json_decref(unused);
+    } else if (unused) {
+        abort();
+    }
     json_decref(opts);
     return 0;
 }

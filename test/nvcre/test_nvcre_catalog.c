@@ -1,22 +1,20 @@
 /*
- * gr_nvcre_catalog: golden renderings of every catalog entry × {aws, gcp,
- * azure, oci, onprem} × {h100, gb200, l40s} (data/catalog/<domain>/<variant>/
- * <platform>-<arch>.json; GR_UPDATE_GOLDEN=1 rewrites them), plus option
- * precedence, derived options and errors.
+ * gr_nvcre_catalog: option precedence, derived options and errors. The
+ * golden renderings of every entry × platform × architecture, down to the
+ * TrainJob, are nvcre_catalog_goldens (test_catalog_goldens.sh).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cmocka.h>
 #include <jansson.h>
 
 #include "gr_err.h"
-#include "gr_file.h"
 #include "gr_json.h"
 #include "gr_nvcre_catalog.h"
 #include "gr_yaml.h"
@@ -64,66 +62,6 @@ static json_t *render(const char *d, const char *v, const char *plat, const char
     json_decref(c);
     json_decref(target);
     return spec;
-}
-
-static void mkdirs(const char *path)
-{
-    char tmp[512];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(tmp, 0755);
-            *p = '/';
-        }
-}
-
-/* Every entry × platform × architecture against its golden file. */
-static void test_goldens(void **state)
-{
-    (void)state;
-    static const char *plats[] = {"aws", "gcp", "azure", "oci", "onprem"};
-    static const char *archs[] = {"h100", "gb200", "l40s"};
-    bool update = getenv("GR_UPDATE_GOLDEN") != NULL;
-    size_t n = gr_nvcre_catalog_count(cat), checked = 0, bad = 0;
-    assert_int_equal(n, 9);
-    for (size_t i = 0; i < n; i++) {
-        const char *d, *v;
-        gr_nvcre_catalog_entry(cat, i, &d, &v, NULL);
-        for (size_t p = 0; p < 5; p++)
-            for (size_t a = 0; a < 3; a++) {
-                json_t *spec = render(d, v, plats[p], archs[a], NULL, NULL, NULL);
-                char *got = json_dumps(spec, JSON_INDENT(2) | JSON_SORT_KEYS);
-                assert_non_null(got);
-                char path[512];
-                snprintf(path, sizeof path, "data/catalog/%s/%s/%s-%s.json", d, v, plats[p],
-                         archs[a]);
-                if (update) {
-                    mkdirs(path);
-                    FILE *f = fopen(path, "w");
-                    assert_non_null(f);
-                    fprintf(f, "%s\n", got);
-                    fclose(f);
-                } else {
-                    char *want = NULL;
-                    size_t len = 0;
-                    gr_err err;
-                    if (gr_file_read(path, 1 << 20, &want, &len, &err) != GR_OK) {
-                        fprintf(stderr, "%s: %s (GR_UPDATE_GOLDEN=1 writes it)\n", path, err.msg);
-                        bad++;
-                    } else if (len != strlen(got) + 1 || strncmp(want, got, strlen(got))) {
-                        fprintf(stderr, "%s differs from the rendering:\n%s\n", path, got);
-                        bad++;
-                    }
-                    free(want);
-                }
-                free(got);
-                json_decref(spec);
-                checked++;
-            }
-    }
-    assert_int_equal(checked, 135);
-    assert_int_equal(bad, 0);
 }
 
 static const json_t *trainer(const json_t *spec)
@@ -314,6 +252,208 @@ static void test_bad_option_type(void **state)
     json_decref(g);
 }
 
+/* Every CategoryOptions field (deploy/crds: Certification
+ * spec.categories[].options) either reaches the rendered workload where the
+ * fact sheet (§1.1, §1.3) puts it, or is refused with a message naming the
+ * field, the category and why (issue 17). One row per field and category
+ * kind; test_option_rows_cover_crd checks the table against the CRD. */
+#define LIM_NODE                                                                  \
+    "/dependencies/0/spec/template/spec/replicatedJobs/1/template/spec/template/" \
+    "spec/containers/0/resources/limits"
+#define TRAINER "/jobTemplate/spec/workload/trainJob/trainer"
+static const struct {
+    const char *field, *variant, *options; /* category options (YAML) */
+    const char *ptr, *want;                /* reaches: the value at ptr (YAML) */
+    const char *refused;                   /* or: part of the refusal */
+} option_rows[] = {
+    {"nodesPerJob", "communication/nccl-all-reduce", "nodesPerJob: 4", TRAINER "/numNodes", "4",
+     NULL},
+    {"nodesPerJob", "diagnostics/dcgm-level1", "nodesPerJob: 4", NULL, NULL,
+     "options.nodesPerJob: diagnostics/dcgm-level1 cannot use it: it runs one node per Job"},
+    {"gpusPerNode", "communication/nccl-all-reduce", "gpusPerNode: 4",
+     "/dependencies/0/spec/mlPolicy/mpi/numProcPerNode", "4", NULL},
+    {"gpusPerNode", "diagnostics/dcgm-level1", "gpusPerNode: 4",
+     "/dependencies/0/spec/template/spec/replicatedJobs/0/template/spec/template/spec/containers/"
+     "0/resources/limits/nvidia.com~1gpu",
+     "4", NULL},
+    {"mlnxPerNode", "communication/nccl-all-reduce", "mlnxPerNode: 4",
+     LIM_NODE "/vpc.amazonaws.com~1efa", "4", NULL},
+    {"mlnxPerNode", "communication/nccl-loopback", "mlnxPerNode: 4", NULL, NULL,
+     "options.mlnxPerNode: communication/nccl-loopback cannot use it: it runs on one node and "
+     "requests no network NICs"},
+    {"nicResourceName", "communication/nccl-all-gather", "nicResourceName: rdma/ib",
+     LIM_NODE "/rdma~1ib", "32", NULL},
+    {"nicResourceName", "diagnostics/dcgm-level2", "nicResourceName: rdma/ib", NULL, NULL,
+     "options.nicResourceName: diagnostics/dcgm-level2 cannot use it"},
+    {"resources", "communication/nccl-alltoall", "resources: {limits: {cpu: \"8\"}}",
+     LIM_NODE "/cpu", "\"8\"", NULL},
+    {"enableMNNVL", "communication/nccl-all-reduce", "enableMNNVL: true", "/dependencies/1/kind",
+     "ComputeDomain", NULL},
+    {"enableMNNVL", "communication/nccl-loopback-nvswitch", "enableMNNVL: true", NULL, NULL,
+     "it runs on one node, where NVLink needs no ComputeDomain"},
+    {"image", "diagnostics/dcgm-level3", "image: mirror.local/dcgm:1", TRAINER "/image",
+     "mirror.local/dcgm:1", NULL},
+    {"imagePullSecrets", "communication/nccl-all-reduce", "imagePullSecrets: [{name: regcred}]",
+     "/dependencies/0/spec/template/spec/replicatedJobs/1/template/spec/template/spec/"
+     "imagePullSecrets/0/name",
+     "regcred", NULL},
+    {"maxBytes", "communication/nccl-all-reduce", "maxBytes: 8G", TRAINER "/args/9", "\"8G\"",
+     NULL},
+    {"maxBytes", "communication/nccl-loopback", "maxBytes: 8G", NULL, NULL,
+     "options.maxBytes: communication/nccl-loopback cannot use it: it does not run the "
+     "nccl-tests message-size sweep"},
+    {"numIterations", "communication/nccl-all-reduce", "numIterations: 20", TRAINER "/args/15",
+     "\"20\"", NULL},
+    {"numIterations", "communication/nccl-loopback", "numIterations: 20", TRAINER "/env/0/value",
+     "\"20\"", NULL},
+    {"numIterations", "diagnostics/dcgm-level1", "numIterations: 20", NULL, NULL,
+     "it has no iteration count"},
+    {"numCycles", "communication/nccl-all-gather", "numCycles: 3", TRAINER "/args/17", "\"3\"",
+     NULL},
+    {"numCycles", "diagnostics/dcgm-level1", "numCycles: 3", NULL, NULL,
+     "options.numCycles: diagnostics/dcgm-level1 cannot use it"},
+    {"thresholds", "communication/nccl-loopback", "thresholds: {busBandwidthGBps: \"value > 1\"}",
+     "/validation/performance/thresholds/thresholds/busBandwidthGBps", "\"value > 1\"", NULL},
+    {"thresholds", "diagnostics/dcgm-level4", "thresholds: {busBandwidthGBps: \"value > 1\"}", NULL,
+     NULL, "it has no bandwidth measurement to judge"},
+    {"measurementTimeout", "communication/nccl-all-reduce",
+     "{thresholds: {busBandwidthGBps: \"value > 1\"}, measurementTimeout: 9m}",
+     "/validation/performance/measurementTimeout", "9m", NULL},
+    {"measurementTimeout", "communication/nccl-all-reduce", "measurementTimeout: 9m", NULL, NULL,
+     "which happens only when thresholds are set"},
+    {"maxConcurrent", "diagnostics/dcgm-level1", "maxConcurrent: 2",
+     "/orchestration/execution/maxConcurrent", "2", NULL},
+    {"repeatCount", "communication/nccl-all-reduce", "repeatCount: 3", "/orchestration/iterations",
+     "3", NULL},
+    {"timeoutPerJob", "diagnostics/dcgm-level1", "timeoutPerJob: 30m",
+     "/orchestration/execution/timeoutPerJob", "30m", NULL},
+    {"startupStallTimeoutSeconds", "communication/nccl-all-reduce",
+     "startupStallTimeoutSeconds: 120", "/jobTemplate/spec/startupStallTimeoutSeconds", "120",
+     NULL},
+    {"workloadMetadata", "diagnostics/dcgm-level1", "workloadMetadata: {labels: {team: a}}",
+     "/jobTemplate/spec/workloadMetadata/labels/team", "a", NULL},
+    {"placement", "communication/nccl-all-reduce", "placement: Unpinned",
+     "/orchestration/placement", "Unpinned", NULL},
+    {"placement", "diagnostics/dcgm-level1", "placement: Pinned", "/orchestration/placement",
+     "Pinned", NULL},
+    {"testScale", "communication/nccl-all-reduce", "testScale: intra-node", TRAINER "/numNodes",
+     "1", NULL},
+    {"testScale", "communication/nccl-all-reduce", "testScale: diagnose",
+     "/orchestration/diagnose/minGroupSize", "2", NULL},
+    {"testScale", "communication/nccl-all-reduce", "testScale: diagnose",
+     "/orchestration/execution/timeoutPerJob", "15m", NULL}, /* §1.1: 15m for diagnose */
+    {"testScale", "communication/nccl-all-gather", "testScale: intra-rack",
+     "/orchestration/topology", "{topologyKey: nvidia.com/gpu.clique, strictDomain: true}", NULL},
+    {"testScale", "diagnostics/dcgm-level1", "testScale: intra-node", TRAINER "/numNodes", "1",
+     NULL},
+    {"testScale", "diagnostics/dcgm-level1", "testScale: diagnose", NULL, NULL,
+     "options.testScale: diagnostics/dcgm-level1 cannot use it: diagnose and intra-rack split "
+     "multi-node groups"},
+    {"minGroupSize", "communication/nccl-alltoall", "{testScale: diagnose, minGroupSize: 4}",
+     "/orchestration/diagnose/minGroupSize", "4", NULL},
+    {"minGroupSize", "communication/nccl-alltoall", "minGroupSize: 4", NULL, NULL,
+     "applies only with testScale: diagnose"},
+    /* training-only fields: no category of this catalog trains */
+    {"enableCheckpoint", "communication/nccl-all-reduce", "enableCheckpoint: true", NULL, NULL,
+     "options.enableCheckpoint: communication/nccl-all-reduce cannot use it: it configures "
+     "training runs"},
+    {"maxSteps", "diagnostics/dcgm-level1", "maxSteps: 10", NULL, NULL, "training runs"},
+    {"exitDurationMins", "communication/nccl-all-reduce", "exitDurationMins: 5", NULL, NULL,
+     "training runs"},
+    {"saveInterval", "communication/nccl-all-reduce", "saveInterval: 5", NULL, NULL,
+     "training runs"},
+    {"saveRetainInterval", "communication/nccl-all-reduce", "saveRetainInterval: 5", NULL, NULL,
+     "training runs"},
+    {"saveTopK", "communication/nccl-all-reduce", "saveTopK: 2", NULL, NULL, "training runs"},
+    {"storageSize", "communication/nccl-all-reduce", "storageSize: 1Ti", NULL, NULL,
+     "training runs"},
+    {"storageClassName", "communication/nccl-all-reduce", "storageClassName: fast", NULL, NULL,
+     "training runs"},
+    {"maxRestarts", "communication/nccl-all-reduce", "maxRestarts: 2", NULL, NULL, "training runs"},
+    {"sourceRepo", "communication/nccl-all-reduce", "sourceRepo: https://git.local/x", NULL, NULL,
+     "training runs"},
+};
+
+static void test_option_rows(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof option_rows / sizeof option_rows[0]; i++) {
+        char dv[128];
+        snprintf(dv, sizeof dv, "%s", option_rows[i].variant);
+        char *slash = strchr(dv, '/');
+        *slash = '\0';
+        json_t *co = yaml(option_rows[i].options);
+        json_t *target = yaml("nodeSelector: {nvidia.com/gpu.present: \"true\"}");
+        gr_nvcre_catalog_req req = {dv, slash + 1, "aws", "h100", target, NULL, co};
+        json_t *spec = NULL;
+        gr_err err = {0};
+        int rc = gr_nvcre_catalog_render(cat, &req, &spec, NULL, &err);
+        if (option_rows[i].refused) {
+            if (rc != GR_EINVAL || !strstr(err.msg, option_rows[i].refused))
+                fail_msg("%s on %s: want refusal \"%s\", got rc %d \"%s\"", option_rows[i].field,
+                         option_rows[i].variant, option_rows[i].refused, rc, err.msg);
+            assert_null(spec);
+            /* a global value is not refused by the category alone */
+            req.global_options = co;
+            req.category_options = NULL;
+            json_t *unused = NULL;
+            assert_int_equal(gr_nvcre_catalog_render(cat, &req, &spec, NULL, &err), GR_OK);
+            json_decref(spec);
+            assert_int_equal(gr_nvcre_catalog_check_options(cat, &req, &unused, &err), GR_OK);
+            assert_true(json_array_size(unused) >= 1);
+            assert_string_equal(
+                json_string_value(json_object_get(json_array_get(unused, 0), "scope")), "global");
+            json_decref(unused);
+        } else {
+            if (rc != GR_OK)
+                fail_msg("%s on %s: %s", option_rows[i].field, option_rows[i].variant, err.msg);
+            json_t *want = yaml(option_rows[i].want);
+            const json_t *got = gr_json_ptr_get(spec, option_rows[i].ptr);
+            if (!got || !json_equal(got, want)) {
+                char *g = got ? json_dumps(got, JSON_ENCODE_ANY) : NULL;
+                fail_msg("%s on %s: %s is %s, want %s", option_rows[i].field,
+                         option_rows[i].variant, option_rows[i].ptr, g ? g : "(absent)",
+                         option_rows[i].want);
+            }
+            json_decref(want);
+            json_decref(spec);
+        }
+        json_decref(co);
+        json_decref(target);
+    }
+}
+
+/* The table above names every CategoryOptions field of the CRD. */
+static void test_option_rows_cover_crd(void **state)
+{
+    (void)state;
+    const char *src = getenv("GR_SOURCE_DIR");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/deploy/crds/nvcre.nvidia.com_certifications.yaml",
+             src ? src : GR_NVCRE_SOURCE_DIR);
+    json_t *crd = NULL;
+    gr_err err;
+    if (gr_yaml_load_file(path, 0, &crd, &err) != GR_OK)
+        fail_msg("%s", err.msg);
+    const json_t *props = gr_json_ptr_get(
+        json_array_get(crd, 0), "/spec/versions/0/schema/openAPIV3Schema/properties/spec/"
+                                "properties/categories/items/properties/options/properties");
+    assert_true(json_object_size(props) >= 30);
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)(uintptr_t)props, k, v)
+    {
+        bool found = false;
+        for (size_t i = 0; i < sizeof option_rows / sizeof option_rows[0]; i++)
+            found |= !strcmp(option_rows[i].field, k);
+        if (!found)
+            fail_msg("CategoryOptions.%s has no row in option_rows: make it reach the workload "
+                     "or refuse it, and add a row",
+                     k);
+    }
+    json_decref(crd);
+}
+
 static void test_gpu_defaults(void **state)
 {
     (void)state;
@@ -341,11 +481,16 @@ static void test_gpu_defaults(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_goldens),          cmocka_unit_test(test_option_precedence),
-        cmocka_unit_test(test_mlnx_override),    cmocka_unit_test(test_intra_node_and_thresholds),
-        cmocka_unit_test(test_gb200_mnnvl),      cmocka_unit_test(test_check_images),
-        cmocka_unit_test(test_unknown_category), cmocka_unit_test(test_bad_option_type),
+        cmocka_unit_test(test_option_precedence),
+        cmocka_unit_test(test_mlnx_override),
+        cmocka_unit_test(test_intra_node_and_thresholds),
+        cmocka_unit_test(test_gb200_mnnvl),
+        cmocka_unit_test(test_check_images),
+        cmocka_unit_test(test_unknown_category),
+        cmocka_unit_test(test_bad_option_type),
         cmocka_unit_test(test_gpu_defaults),
+        cmocka_unit_test(test_option_rows),
+        cmocka_unit_test(test_option_rows_cover_crd),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -275,6 +275,82 @@ static void test_unknown_category(void **state)
     w_free(&w);
 }
 
+/* CategoryOptions that cannot reach a workload fail the Certification
+ * before anything is created (BuildFailed): a category's own option its
+ * entry does not read, or a global option none of the categories reads. A
+ * global option some category reads is fine for the others. */
+static void test_unused_options_refused(void **state)
+{
+    (void)state;
+    world w;
+    /* per category: maxBytes on a DCGM category */
+    w_init(&w,
+           "metadata: {name: c3, namespace: ns1, uid: u-3}\n"
+           "spec:\n  target: {}\n  categories:\n"
+           "  - {domain: communication, variant: nccl-all-reduce}\n"
+           "  - {domain: diagnostics, variant: dcgm-level1, options: {maxBytes: 8G}}\n",
+           nodes("", "NVIDIA-H100-80GB-HBM3", 2));
+    w_step(&w, NOW);
+    assert_null(w.plan.create);
+    assert_cond(&w, GR_NVCRE_COND_FAILED, GR_NVCRE_REASON_BUILD_FAILED,
+                "options.maxBytes: diagnostics/dcgm-level1 cannot use it: it does not run the "
+                "nccl-tests message-size sweep. Remove it from this category's options");
+    assert_string_equal(cat_status(&w, 0), "Failed");
+    assert_string_equal(cat_status(&w, 1), "Failed");
+    assert_true(has_event(&w, GR_NVCRE_REASON_BUILD_FAILED, NULL));
+    w_free(&w);
+    /* global: a training option no category reads */
+    w_init(&w,
+           "metadata: {name: c3, namespace: ns1, uid: u-3}\n"
+           "spec:\n  target: {}\n  maxSteps: 10\n  categories:\n"
+           "  - {domain: communication, variant: nccl-all-reduce}\n",
+           nodes("", "NVIDIA-H100-80GB-HBM3", 2));
+    w_step(&w, NOW);
+    assert_null(w.plan.create);
+    assert_cond(&w, GR_NVCRE_COND_FAILED, GR_NVCRE_REASON_BUILD_FAILED,
+                "spec.maxSteps: none of this Certification's categories can use it "
+                "(communication/nccl-all-reduce: it configures training runs (checkpoints, steps, "
+                "the source checkout), and this is a communication or diagnostics test). Remove "
+                "it, or set it in the options of a category that uses it");
+    w_free(&w);
+    /* global thresholds: read by the NCCL category, not by DCGM: accepted
+     * (scripts/demo certifies so) */
+    w_init(&w,
+           "metadata: {name: c3, namespace: ns1, uid: u-3}\n"
+           "spec:\n  target: {}\n  thresholds: {busBandwidthGBps: \"value >= 300\"}\n"
+           "  testScale: intra-node\n  categories:\n"
+           "  - {domain: diagnostics, variant: dcgm-level1}\n"
+           "  - {domain: communication, variant: nccl-all-reduce}\n",
+           nodes("", "NVIDIA-H100-80GB-HBM3", 2));
+    w_step(&w, NOW);
+    assert_non_null(w.plan.create);
+    w_free(&w);
+    /* testScale diagnose on a single-node category alone */
+    w_init(&w,
+           "metadata: {name: c3, namespace: ns1, uid: u-3}\n"
+           "spec:\n  target: {}\n  testScale: diagnose\n  categories:\n"
+           "  - {domain: communication, variant: nccl-loopback}\n",
+           nodes("", "NVIDIA-H100-80GB-HBM3", 2));
+    w_step(&w, NOW);
+    assert_null(w.plan.create);
+    json_t *c = cond(&w, GR_NVCRE_COND_FAILED);
+    assert_non_null(strstr(json_string_value(json_object_get(c, "message")),
+                           "spec.testScale: none of this Certification's categories"));
+    w_free(&w);
+    /* the pure check agrees */
+    json_t *spec = yaml("target: {}\nminGroupSize: 3\ntestScale: diagnose\ncategories:\n"
+                        "- {domain: communication, variant: nccl-all-gather}\n");
+    gr_err err;
+    assert_int_equal(gr_nvcre_cert_check_options(cat, spec, &err), GR_OK);
+    json_decref(spec);
+    spec = yaml("target: {}\nminGroupSize: 3\ncategories:\n"
+                "- {domain: communication, variant: nccl-all-gather}\n");
+    assert_int_equal(gr_nvcre_cert_check_options(cat, spec, &err), GR_EINVAL);
+    assert_non_null(strstr(err.msg, "spec.minGroupSize:"));
+    assert_non_null(strstr(err.msg, "applies only with testScale: diagnose"));
+    json_decref(spec);
+}
+
 /* certification-workflow-collision-foreign: a Workflow of that name owned by
  * someone else fails the category; the next one still runs. */
 static void test_name_collision(void **state)
@@ -494,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_sequential_progress_fail_continue),
         cmocka_unit_test(test_all_succeed),
         cmocka_unit_test(test_unknown_category),
+        cmocka_unit_test(test_unused_options_refused),
         cmocka_unit_test(test_name_collision),
         cmocka_unit_test(test_adopt_own_workflow),
         cmocka_unit_test(test_waiting_for_nodes),

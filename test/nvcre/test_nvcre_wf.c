@@ -1047,10 +1047,60 @@ static void test_running_relay(void **state)
     json_decref(job);
 }
 
+/* The object created for a dependency (ensure_deps and `gpuready render`
+ * share it): no `when`, the workflow label and uid annotation, the
+ * Workflow's namespace and a controller ref; cluster-scoped kinds get no
+ * namespace or owner; another controller's ref is kept, ours not added. */
+static void test_dependency_object(void **state)
+{
+    (void)state;
+    json_t *wf = J("{\"metadata\":{\"name\":\"wf\",\"namespace\":\"ns\",\"uid\":\"u1\"}}");
+    json_t *dep = J("{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":"
+                    "\"TrainingRuntime\",\"when\":{\"platform\":{\"equals\":\"aws\"}},"
+                    "\"metadata\":{\"name\":\"rt\",\"labels\":{\"a\":\"b\"}}}");
+    json_t *obj = NULL;
+    gr_err err;
+    assert_int_equal(gr_nvcre_wf_dependency_object(wf, dep, &obj, &err), GR_OK);
+    json_t *want = J("{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":"
+                     "\"TrainingRuntime\",\"metadata\":{\"name\":\"rt\",\"namespace\":\"ns\","
+                     "\"labels\":{\"a\":\"b\",\"nvcre.nvidia.com/workflow\":\"wf\"},"
+                     "\"annotations\":{\"nvcre.nvidia.com/workflow-uid\":\"u1\"},"
+                     "\"ownerReferences\":[{\"apiVersion\":\"nvcre.nvidia.com/v1alpha1\","
+                     "\"kind\":\"Workflow\",\"name\":\"wf\",\"uid\":\"u1\",\"controller\":true,"
+                     "\"blockOwnerDeletion\":true}]}}");
+    assert_true(json_equal(obj, want));
+    assert_non_null(json_object_get(dep, "when")); /* the input is not changed */
+    json_decref(obj);
+    json_decref(want);
+    json_decref(dep);
+    dep = J("{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ClusterRole\","
+            "\"metadata\":{\"name\":\"cr\"}}");
+    assert_int_equal(gr_nvcre_wf_dependency_object(wf, dep, &obj, &err), GR_OK);
+    assert_null(gr_json_ptr_get(obj, "/metadata/namespace"));
+    assert_null(gr_json_ptr_get(obj, "/metadata/ownerReferences"));
+    json_decref(obj);
+    json_decref(dep);
+    dep = J("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\","
+            "\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"Other\",\"name\":\"o\","
+            "\"uid\":\"u9\",\"controller\":true}]}}");
+    assert_int_equal(gr_nvcre_wf_dependency_object(wf, dep, &obj, &err), GR_OK);
+    assert_int_equal(json_array_size(gr_json_ptr_get(obj, "/metadata/ownerReferences")), 1);
+    assert_string_equal(json_string_value(gr_json_ptr_get(obj, "/metadata/ownerReferences/0/uid")),
+                        "u9");
+    json_decref(obj);
+    json_decref(dep);
+    dep = J("{\"kind\":\"ConfigMap\",\"metadata\":[]}");
+    assert_int_equal(gr_nvcre_wf_dependency_object(wf, dep, &obj, &err), GR_EINVAL);
+    assert_null(obj);
+    json_decref(dep);
+    json_decref(wf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_override_families),
+        cmocka_unit_test(test_dependency_object),
         cmocka_unit_test(test_override_tracking_and_events),
         cmocka_unit_test(test_gang_contract),
         cmocka_unit_test(test_gang_absent_passthrough),

@@ -134,6 +134,16 @@ case("certification-unknown-category",
      {"generateNodes": nodes(), "waitFor": {"kind": "Certification", "name": "c", "condition": "Failed", "reason": "CategoryNotFound"},
       "collect": COLLECT},
      "an unknown category fails the Certification before anything runs")
+case("certification-option-unused-category",
+     [cert("c", [("communication", "nccl-all-reduce", None), ("diagnostics", "dcgm-level1", {"maxBytes": "8G"})])],
+     {"generateNodes": nodes(), "waitFor": {"kind": "Certification", "name": "c", "condition": "Failed", "reason": "BuildFailed"},
+      "collect": COLLECT},
+     "a category's own option its entry cannot use (maxBytes on DCGM) fails the Certification before anything runs")
+case("certification-option-unused-global",
+     [cert("c", C2, maxSteps=10)],
+     {"generateNodes": nodes(), "waitFor": {"kind": "Certification", "name": "c", "condition": "Failed", "reason": "BuildFailed"},
+      "collect": COLLECT},
+     "a global option no category can use (maxSteps: training only) fails the Certification before anything runs")
 foreign = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Workflow", "metadata": {"name": W1},
            "spec": {"jobTemplate": {"spec": {"workload": {"trainJob": {"runtimeRef": {"name": "x"}}}}},
                     "orchestration": {"iterations": 1}}}
