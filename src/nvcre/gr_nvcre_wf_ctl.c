@@ -1369,6 +1369,10 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
             json_object_set_new(status, "dependencyRefs", refs);
         }
         int not_ready = 0;
+        /* This group's writes (each dependency, the Job, the dependencies'
+         * hand-over to the Job) go out back to back once the rate limit
+         * allows them all: the same rate, one wake-up per Job. */
+        gr_kube_client_wait_burst(c->c, 1 + 2 * (int)json_array_size(jd), NULL);
         rc = ensure_deps(c, wf, jd, refs, sget(g, "name"), cur, &not_ready, &reason, &perr);
         json_decref(jd);
         if (json_array_size(refs) == 0)
