@@ -38,6 +38,11 @@
  *   build/dev/bench/nvcre/bench_wf_real [NODES=1000] [PLATFORMS=4] [NODES_PER_JOB=2]
  *
  * The bench deletes what it created (namespace, Nodes) when it ends.
+ *
+ * Measured (docs/nvcre-workflow.md § Tests and benchmark; 1000 4 2, the
+ * shared 2-core machine at load 16-22, median of three): controller CPU
+ * from create to all Jobs 0.78 s (1.41 s before this bench's last change
+ * set), per-reconcile p99 CPU 144 ms, wall 76 s (QPS 20 bound).
  */
 #include <pthread.h>
 #include <stdatomic.h>
