@@ -253,6 +253,14 @@ uint64_t gr_kube_client_requests(const gr_kube_client *c)
     return atomic_load(&c->nreq);
 }
 
+int gr_kube_client_wait_burst(gr_kube_client *c, int n, const atomic_int *cancel)
+{
+    pthread_mutex_lock(&c->mu);
+    int64_t wait = gr_kube_bucket_wait_for(&c->bucket, n, gr_kube_mono_ns());
+    pthread_mutex_unlock(&c->mu);
+    return wait > 0 ? gr_kube_sleep_ns(wait, cancel) : GR_OK;
+}
+
 static CURL *handle_get(gr_kube_client *c)
 {
     CURL *h = NULL;

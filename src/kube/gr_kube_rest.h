@@ -211,6 +211,10 @@ typedef struct gr_kube_bucket {
 } gr_kube_bucket;
 void gr_kube_bucket_init(gr_kube_bucket *b, double qps, int burst);
 int64_t gr_kube_bucket_reserve(gr_kube_bucket *b, int64_t now_ns);
+/* How long (ns) until the bucket holds `n` tokens at now_ns (0: it does
+ * now, or the bucket is unlimited); n is capped at the burst. Books
+ * nothing. */
+int64_t gr_kube_bucket_wait_for(const gr_kube_bucket *b, int n, int64_t now_ns);
 
 /* ---- client ------------------------------------------------------------ */
 
@@ -223,6 +227,15 @@ void gr_kube_client_free(gr_kube_client *c);
 const gr_kube_config *gr_kube_client_config(const gr_kube_client *c);
 /* Requests sent so far (for tests/metrics). */
 uint64_t gr_kube_client_requests(const gr_kube_client *c);
+/* Wait until the client's rate limit would let `n` requests go back to
+ * back (its token bucket holds n tokens; n is capped at the burst),
+ * booking nothing. A caller about to send n requests in a row then sends
+ * them together instead of one per token interval: the same rate, but one
+ * wake-up instead of n (a request right after a sleep costs about twice
+ * the CPU of one that follows another: cold caches). Other threads may
+ * take the tokens meanwhile; the requests then wait as usual. GR_OK, or
+ * GR_ECANCELED once *cancel (may be NULL) is non-zero. */
+int gr_kube_client_wait_burst(gr_kube_client *c, int n, const atomic_int *cancel);
 
 /* ---- backend table ------------------------------------------------------
  * The two lowest calls (gr_kube_request, gr_kube_request_stream) dispatch

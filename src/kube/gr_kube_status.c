@@ -362,6 +362,22 @@ int64_t gr_kube_bucket_reserve(gr_kube_bucket *b, int64_t now_ns)
     return (int64_t)(-b->tokens / b->qps * 1e9);
 }
 
+int64_t gr_kube_bucket_wait_for(const gr_kube_bucket *b, int n, int64_t now_ns)
+{
+    if (b->qps <= 0 || n <= 0)
+        return 0;
+    double want = (double)n < b->burst ? (double)n : b->burst;
+    double tokens = b->tokens;
+    if (b->started && now_ns > b->last_ns) {
+        tokens += (double)(now_ns - b->last_ns) / 1e9 * b->qps;
+        if (tokens > b->burst)
+            tokens = b->burst;
+    }
+    if (tokens >= want)
+        return 0;
+    return (int64_t)((want - tokens) / b->qps * 1e9);
+}
+
 const char *gr_kube_obj_meta(const json_t *obj, const char *field)
 {
     return gr_kube_meta_str(obj, field);

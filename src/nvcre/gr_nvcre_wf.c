@@ -816,6 +816,34 @@ int gr_nvcre_wf_discover(const json_t *spec, const json_t *nodes, json_t **out, 
     return rc;
 }
 
+int gr_nvcre_wf_target_labels(const json_t *workflow, json_t **out, gr_err *err)
+{
+    *out = NULL;
+    const json_t *spec = json_object_get(workflow, "spec");
+    if (!json_is_object(spec))
+        return GR_OK;
+    /* The pre-detection context of gr_nvcre_wf_plan(). */
+    const char *tm = path_get(spec, "/orchestration/topology/topologyKey") ? "topology" : "simple";
+    gr_nvcre_wf_ctx c0 = {"", "", GR_NVCRE_KIND_TRAIN_JOB, tm, 0};
+    json_t *pre = NULL;
+    gr_err e2 = {0};
+    if (gr_nvcre_wf_apply_overrides(spec, &c0, &pre, NULL, NULL, NULL, &e2) != GR_OK)
+        return e2.code == GR_ENOMEM ? gr_err_set(err, GR_ENOMEM, "%s", e2.msg) : GR_OK;
+    const json_t *target = path_get(pre, "/orchestration/target");
+    const json_t *sel = json_object_get(target, "nodeSelector");
+    int ok = json_array_size(json_object_get(target, "nodeNames")) == 0 && json_is_object(sel) &&
+             json_object_size(sel) > 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(mut(sel), k, v) ok = ok && json_is_string(v);
+    if (ok && !(*out = json_deep_copy(sel))) {
+        json_decref(pre);
+        return oom(err);
+    }
+    json_decref(pre);
+    return GR_OK;
+}
+
 static void max_gpu(const json_t *v, int64_t *best, int depth)
 {
     if (depth > 64)

@@ -180,6 +180,18 @@ int gr_nvcre_wf_merge_dependency(const json_t *base, const json_t *patch, json_t
 int gr_nvcre_wf_discover(const json_t *spec, const json_t *nodes, json_t **out, json_t *events,
                          const char **reason, gr_err *err);
 
+/* The target's nodeSelector as discovery sees it (the target after the
+ * overrides that match before detection, as gr_nvcre_wf_plan() computes
+ * it), for narrowing the Node list the plan is given: a Node list
+ * filtered by these labels on the server yields the same plan as the
+ * full one, since discovery keeps only nodes that carry them. *out NULL
+ * when every Node must be read: target.nodeNames set (they replace the
+ * selector), no nodeSelector or an empty one, a value that is not a
+ * string, or overrides that fail (the plan fails the same way on any
+ * Node list). Keys and values are not checked against the label grammar:
+ * the caller does before it sends them. *out owned by the caller. */
+int gr_nvcre_wf_target_labels(const json_t *workflow, json_t **out, gr_err *err);
+
 /* Largest nvidia.com/gpu request/limit anywhere in the effective
  * jobTemplate and dependencies (0 when none). */
 int64_t gr_nvcre_wf_gpus_per_node(const json_t *spec);

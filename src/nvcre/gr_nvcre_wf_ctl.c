@@ -12,6 +12,7 @@
 
 #include "gr_duration.h"
 #include "gr_json.h"
+#include "gr_kube_validate.h"
 #include "gr_log.h"
 #include "gr_nvcre_types.h"
 #include "gr_nvcre_wf.h"
@@ -19,6 +20,10 @@
 #include "gr_time.h"
 
 #define MOD "workflow-controller"
+
+/* The label selector of the first pass's Node list: a target's
+ * nodeSelector past this size lists every Node instead. */
+#define GR_NVCRE_WF_SELECTOR_MAX (16 * 1024)
 
 static const gr_kube_gvr GVR_WORKFLOWS = {GR_NVCRE_GROUP, GR_NVCRE_VERSION,
                                           GR_NVCRE_PLURAL_WORKFLOWS};
@@ -31,7 +36,7 @@ static const gr_kube_gvr GVR_BMS = {GR_NVCRE_GROUP, GR_NVCRE_VERSION,
 struct gr_nvcre_wf_ctl {
     gr_kube_mgr *m;
     gr_kube_client *c;
-    gr_kube_cache *workflows, *nodes, *jobs;
+    gr_kube_cache *workflows, *jobs; /* no Node cache: the first pass lists Nodes live */
     gr_kube_ctl *ctl;
     gr_kube_events *ev;
     int64_t requeue_ns;
@@ -325,11 +330,17 @@ static int ensure_deps(gr_nvcre_wf_ctl *c, const json_t *wf, const json_t *deps,
             json_object_set_new(ref, "groupName", json_string(group));
             json_object_set_new(ref, "iteration", json_integer(iteration));
         }
-        /* Idempotent: one ref per object. */
+        /* Idempotent: one ref per object (names compared first: cheap). */
         size_t k;
         json_t *r;
         int dup = 0;
-        json_array_foreach(refs, k, r) dup |= json_equal(r, ref);
+        json_array_foreach(refs, k, r)
+        {
+            if (!strcmp(sget(r, "name"), dname) && json_equal(r, ref)) {
+                dup = 1;
+                break;
+            }
+        }
         if (!dup)
             json_array_append(refs, ref);
         json_decref(ref);
@@ -497,14 +508,45 @@ static int handle_deletion(gr_nvcre_wf_ctl *c, const json_t *wf, int64_t *requeu
 
 /* ------------------------------------------------------------ first pass */
 
+/* The label selector "k=v,..." of the target's nodeSelector
+ * (gr_nvcre_wf_target_labels()), or an empty buffer when every Node must
+ * be read (no selector, an empty value, or a key or value the API server
+ * would refuse in a selector: discovery then matches on the full list). */
+static int target_selector(const json_t *wf, gr_buf *sel, gr_err *err)
+{
+    json_t *labels = NULL;
+    int rc = gr_nvcre_wf_target_labels(wf, &labels, err);
+    if (rc != GR_OK || !labels)
+        return rc;
+    const char *k;
+    json_t *v;
+    json_object_foreach(labels, k, v)
+    {
+        const char *val = json_string_value(v);
+        if (!*val || gr_kube_is_qualified_name(k, NULL) || gr_kube_is_label_value(val, NULL) ||
+            gr_buf_printf(sel, "%s%s=%s", sel->len ? "," : "", k, val) != GR_OK) {
+            gr_buf_reset(sel);
+            break;
+        }
+    }
+    json_decref(labels);
+    return GR_OK;
+}
+
 /* The first pass decides once, and terminally ("No target nodes found …"),
  * which nodes a Workflow runs on: it reads the Nodes from the API server
- * itself, since the Node cache can lag nodes that were just added (the
- * cache serves every later reconcile). */
-static int live_nodes(gr_nvcre_wf_ctl *c, json_t **out, gr_err *err)
+ * itself, since a cache can lag nodes that were just added. Only the Nodes
+ * that carry the target's nodeSelector labels are listed when it has one
+ * (discovery would drop the others). */
+static int live_nodes(gr_nvcre_wf_ctl *c, const json_t *wf, json_t **out, gr_err *err)
 {
     json_t *list = NULL;
-    int rc = gr_kube_list_all(c->c, &GR_KUBE_NODES, NULL, NULL, &list, NULL, err);
+    gr_buf sel = GR_BUF_INIT(GR_NVCRE_WF_SELECTOR_MAX);
+    int rc = target_selector(wf, &sel, err);
+    gr_kube_opts lo = {.label_selector = sel.len ? gr_buf_cstr(&sel) : NULL};
+    if (rc == GR_OK)
+        rc = gr_kube_list_all(c->c, &GR_KUBE_NODES, NULL, &lo, &list, NULL, err);
+    gr_buf_free(&sel);
     if (rc != GR_OK)
         return rc;
     json_t *items = json_object_get(list, "items");
@@ -516,7 +558,7 @@ static int live_nodes(gr_nvcre_wf_ctl *c, json_t **out, gr_err *err)
 static int discover_and_partition(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status, gr_err *err)
 {
     json_t *nodes = NULL;
-    int rc = live_nodes(c, &nodes, err);
+    int rc = live_nodes(c, wf, &nodes, err);
     if (rc != GR_OK)
         return rc;
     json_t *plan = NULL;
@@ -633,16 +675,27 @@ static int effective_spec(const json_t *wf, json_t **eff, const char **reason, g
     return gr_nvcre_wf_gang_check(*eff, NULL, reason, err);
 }
 
-static int group_nodes_overlap(const json_t *groups, const json_t *g)
+/* The node-overlap guard: `busy` holds the nodes of the running groups
+ * (node name → true); a group with one of them waits. */
+static void busy_add(json_t *busy, const json_t *g)
 {
-    size_t i, a, b;
-    json_t *o, *x, *y;
-    json_array_foreach(groups, i, o)
+    size_t a;
+    json_t *x;
+    json_array_foreach(json_object_get(g, "nodes"), a, x)
     {
-        if (o == g || strcmp(sget(o, "phase"), GR_NVCRE_PHASE_RUNNING))
-            continue;
-        json_array_foreach(json_object_get(o, "nodes"), a, x)
-            json_array_foreach(json_object_get(g, "nodes"), b, y) if (json_equal(x, y)) return 1;
+        if (json_is_string(x))
+            json_object_set_new(busy, json_string_value(x), json_true());
+    }
+}
+
+static int group_nodes_overlap(const json_t *busy, const json_t *g)
+{
+    size_t a;
+    json_t *x;
+    json_array_foreach(json_object_get(g, "nodes"), a, x)
+    {
+        if (json_is_string(x) && json_object_get(busy, json_string_value(x)))
+            return 1;
     }
     return 0;
 }
@@ -1240,24 +1293,36 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
             return rc;
         }
     }
-    /* 3. Launch pending groups. */
+    /* 3. Launch pending groups. No node in two running Jobs: `busy` holds
+     * the nodes of the running groups, and of each group launched here. */
+    json_t *busy = json_object();
+    if (!busy) {
+        json_decref(eff);
+        json_decref(later);
+        json_decref(relay);
+        return gr_err_set(err, GR_ENOMEM, "workflow controller: out of memory");
+    }
+    json_array_foreach(groups, i, g)
+    {
+        if (!strcmp(sget(g, "phase"), GR_NVCRE_PHASE_RUNNING))
+            busy_add(busy, g);
+    }
     json_array_foreach(groups, i, g)
     {
         if (strcmp(sget(g, "phase"), GR_NVCRE_PHASE_PENDING))
             continue;
         if (max_conc > 0 && running >= max_conc)
             break;
-        if (group_nodes_overlap(groups, g))
+        if (group_nodes_overlap(busy, g))
             continue; /* overflow groups wait for their lenders */
         /* WF-36, WF-37: the gang contract again before every group, on the
-         * spec as this group's Job sees it (job-scoped dependencies renamed). */
-        json_t *eff2 = NULL, *js = NULL, *jd = NULL;
-        rc = effective_spec(wf, &eff2, &reason, &perr);
-        if (rc == GR_OK)
-            rc = gr_nvcre_wf_prepare_job(wf, eff2, sget(g, "name"), cur, single, &js, &jd, &perr);
+         * spec as this group's Job sees it (job-scoped dependencies renamed).
+         * The effective spec is this reconcile's `eff`: it depends on the
+         * Workflow alone, which does not change while we launch. */
+        json_t *js = NULL, *jd = NULL;
+        rc = gr_nvcre_wf_prepare_job(wf, eff, sget(g, "name"), cur, single, &js, &jd, &perr);
         if (rc == GR_OK)
             rc = gr_nvcre_wf_gang_check(js, NULL, &reason, &perr);
-        json_decref(eff2);
         if (rc == GR_ESTATE || rc == GR_EINVAL) {
             char m[GR_ERR_MSG_MAX + 64];
             snprintf(m, sizeof(m), "group %s: %s", sget(g, "name"), perr.msg);
@@ -1266,6 +1331,7 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
             json_decref(eff);
             json_decref(later);
             json_decref(relay);
+            json_decref(busy);
             return fail_wf(c, wf, status,
                            rc == GR_ESTATE ? reason : GR_NVCRE_REASON_DEPENDENCY_CREATION_ERROR, m,
                            err);
@@ -1276,6 +1342,7 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
             json_decref(eff);
             json_decref(later);
             json_decref(relay);
+            json_decref(busy);
             return gr_err_set(err, rc, "%s", perr.msg);
         }
         json_t *job = NULL;
@@ -1286,6 +1353,7 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
             json_decref(eff);
             json_decref(later);
             json_decref(relay);
+            json_decref(busy);
             return fail_wf(c, wf, status, GR_NVCRE_REASON_JOB_CREATION_ERROR, perr.msg, err);
         }
         if (!strncmp(sget(g, "name"), "screen-no-nvl-", 14)) /* by name: the CRD prunes flags */
@@ -1298,6 +1366,10 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
             json_object_set_new(status, "dependencyRefs", refs);
         }
         int not_ready = 0;
+        /* This group's writes (each dependency, the Job, the dependencies'
+         * hand-over to the Job) go out back to back once the rate limit
+         * allows them all: the same rate, one wake-up per Job. */
+        gr_kube_client_wait_burst(c->c, 1 + 2 * (int)json_array_size(jd), NULL);
         rc = ensure_deps(c, wf, jd, refs, sget(g, "name"), cur, &not_ready, &reason, &perr);
         json_decref(jd);
         if (json_array_size(refs) == 0)
@@ -1307,6 +1379,7 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
             json_decref(eff);
             json_decref(later);
             json_decref(relay);
+            json_decref(busy);
             return fail_wf(c, wf, status, reason, perr.msg, err);
         }
         if (rc != GR_OK || not_ready) {
@@ -1348,6 +1421,7 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
                 json_decref(eff);
                 json_decref(later);
                 json_decref(relay);
+                json_decref(busy);
                 return fail_wf(c, wf, status, GR_NVCRE_REASON_JOB_NAME_COLLISION, m, err);
             }
             created = have;
@@ -1357,6 +1431,7 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
             json_decref(eff);
             json_decref(later);
             json_decref(relay);
+            json_decref(busy);
             if (st.reason == GR_KUBE_REASON_INVALID || st.reason == GR_KUBE_REASON_FORBIDDEN)
                 return fail_wf(c, wf, status, GR_NVCRE_REASON_JOB_CREATION_ERROR, perr.msg, err);
             return gr_err_set(err, rc, "%s", perr.msg);
@@ -1368,8 +1443,10 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
                             json_pack("{s:s,s:s,s:s}", "apiVersion", GR_NVCRE_API_VERSION, "kind",
                                       GR_NVCRE_KIND_JOB, "name", jname));
         json_object_set_new(g, "startTime", now_str());
+        busy_add(busy, g);
         running++;
     }
+    json_decref(busy);
     json_decref(eff);
     if (running > 0) {
         /* JobRunning, or the first Job's blocked/rejected state relayed
@@ -1505,8 +1582,6 @@ int gr_nvcre_wf_ctl_register(gr_kube_mgr *m, const gr_nvcre_wf_ctl_opts *o, gr_n
     if ((rc = gr_kube_mgr_cache(
              m, &(gr_kube_cache_opts){.gvr = GVR_WORKFLOWS, .ns = ns, .optional = true},
              &c->workflows, err)) != GR_OK ||
-        (rc = gr_kube_mgr_cache(m, &(gr_kube_cache_opts){.gvr = GR_KUBE_NODES}, &c->nodes, err)) !=
-            GR_OK ||
         (rc = gr_kube_mgr_cache(m,
                                 &(gr_kube_cache_opts){.gvr = GVR_JOBS, .ns = ns, .optional = true},
                                 &c->jobs, err)) != GR_OK)
@@ -1524,8 +1599,7 @@ int gr_nvcre_wf_ctl_register(gr_kube_mgr *m, const gr_nvcre_wf_ctl_opts *o, gr_n
     static const char kind[] = GR_NVCRE_KIND_WORKFLOW;
     if ((rc = gr_kube_ctl_watch(c->ctl, c->workflows, NULL, NULL, err)) != GR_OK ||
         (rc = gr_kube_ctl_watch(c->ctl, c->jobs, gr_kube_map_owner, (void *)(uintptr_t)kind,
-                                err)) != GR_OK ||
-        (rc = gr_kube_ctl_need(c->ctl, c->nodes, err)) != GR_OK)
+                                err)) != GR_OK)
         goto fail;
     *out = c;
     return GR_OK;

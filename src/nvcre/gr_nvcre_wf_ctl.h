@@ -6,13 +6,18 @@
  *   deletion → delete the Workflow's Jobs (label nvcre.nvidia.com/workflow)
  *   and owned dependencies, then drop the finalizer; ensure the finalizer
  *   nvcre.nvidia.com/workflow-finalizer; terminal → nothing; first pass →
+ *   the Nodes listed from the API server (only those with the target's
+ *   nodeSelector labels, gr_nvcre_wf_target_labels(); the controller keeps
+ *   no Node cache), then
  *   gr_nvcre_wf_plan() (discovery, detection, tracked overrides with their
  *   events, capacity filter, gang contract, groups) and the status
  *   (GroupsPartitioned or the documented Failed reason), then the
  *   workflow-scoped dependencies; later passes → track Jobs (terminal
  *   states, deleted Jobs, timeoutPerJob without queued time, retries),
  *   launch pending groups (maxConcurrent, no node in two running Jobs, the
- *   gang contract re-checked before every group), iterations with history,
+ *   gang contract re-checked before every group; a group's writes sent
+ *   back to back once the client's rate limit allows them all,
+ *   gr_kube_client_wait_burst()), iterations with history,
  *   the final status and the succeeded/failed node ConfigMaps.
  *
  * Ownership: the controller keeps borrowed pointers to the manager's

@@ -142,10 +142,32 @@ static void test_bucket(void **state)
     int64_t w2 = gr_kube_bucket_reserve(&b, t); /* and the next one twice that */
     assert_true(w2 > 390000000LL && w2 <= 400000000LL);
     gr_kube_bucket_reserve(&b, t + 10000000000LL);
+    /* wait_for books nothing: after 10 s the bucket was full again (one
+     * token taken just now). */
+    int64_t t2 = t + 10000000000LL;
+    assert_int_equal(gr_kube_bucket_wait_for(&b, 3, t2), 0);
+    assert_int_equal(gr_kube_bucket_wait_for(&b, 9, t2), 0);
+    assert_true(gr_kube_bucket_wait_for(&b, 50, t2) > 0); /* capped at the burst: 10 */
+    assert_true(gr_kube_bucket_wait_for(&b, 50, t2) <= 200000000LL);
+    for (int i = 0; i < 9; i++) /* the 10th went above */
+        assert_int_equal(gr_kube_bucket_reserve(&b, t2), 0);
+    /* Empty: 3 tokens take 3/qps; 2 of them are there 0.4 s later. */
+    w = gr_kube_bucket_wait_for(&b, 3, t2);
+    assert_true(w > 590000000LL && w <= 600000000LL);
+    w = gr_kube_bucket_wait_for(&b, 3, t2 + 400000000LL);
+    assert_true(w > 190000000LL && w <= 200000000LL);
+    assert_int_equal(gr_kube_bucket_wait_for(&b, 3, t2 + 600000000LL), 0);
+    /* A booked future token (negative balance) counts against it. */
+    w = gr_kube_bucket_reserve(&b, t2);
+    assert_true(w > 190000000LL && w <= 200000000LL);
+    w = gr_kube_bucket_wait_for(&b, 1, t2);
+    assert_true(w > 390000000LL && w <= 400000000LL);
+    assert_int_equal(gr_kube_bucket_wait_for(&b, 0, t2), 0);
     gr_kube_bucket unl;
     gr_kube_bucket_init(&unl, -1, 1);
     for (int i = 0; i < 100; i++)
         assert_int_equal(gr_kube_bucket_reserve(&unl, t), 0);
+    assert_int_equal(gr_kube_bucket_wait_for(&unl, 5, t), 0);
 }
 
 static void test_backoff(void **state)

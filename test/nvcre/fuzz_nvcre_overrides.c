@@ -3,7 +3,8 @@
  * (gr_nvcre_wf_apply_overrides(), gr_nvcre_wf_when_match()) on arbitrary
  * input: a JSON array [spec, platform, gpuArchitecture, domainCount], and
  * the dependency scoping and per-Job renaming on the effective spec
- * (gr_nvcre_wf_prepare_job(): every job-scoped name ends up ≤ 63 chars). It
+ * (gr_nvcre_wf_prepare_job(): every job-scoped name ends up ≤ 63 chars),
+ * and the target's Node labels (gr_nvcre_wf_target_labels()). It
  * must never crash, leak or hang, and never modify its input.
  */
 #include <stddef.h>
@@ -55,6 +56,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             json_decref(jd);
             json_decref(wf);
         }
+        /* The first pass's Node label selector: NULL, or string labels. */
+        json_t *wfo = json_pack("{s:O}", "spec", spec), *labels = NULL;
+        if (gr_nvcre_wf_target_labels(wfo, &labels, NULL) == GR_OK && labels) {
+            const char *k;
+            json_t *v;
+            if (!json_object_size(labels))
+                abort();
+            json_object_foreach(labels, k, v)
+            {
+                if (!json_is_string(v))
+                    abort();
+            }
+        }
+        json_decref(labels);
+        json_decref(wfo);
+        if (!gr_json_equal(spec, copy))
+            abort();
         json_decref(eff);
         json_decref(trk);
         json_decref(events);

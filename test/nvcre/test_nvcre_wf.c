@@ -1096,6 +1096,130 @@ static void test_dependency_object(void **state)
     json_decref(wf);
 }
 
+/* The first pass lists only the Nodes that carry the target's
+ * nodeSelector labels (gr_nvcre_wf_target_labels()): the plan over that
+ * list must equal the plan over every Node (WF-60, WF-65). */
+static json_t *with_labels(const json_t *nodes, json_t *sel)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *n;
+    json_array_foreach(nodes, i, n)
+    {
+        const json_t *labels = gr_json_ptr_get(n, "/metadata/labels");
+        int ok = 1;
+        const char *k;
+        json_t *v;
+        json_object_foreach(sel, k, v) ok = ok && json_equal(json_object_get(labels, k), v);
+        if (ok)
+            json_array_append(out, n);
+    }
+    return out;
+}
+
+static void test_target_labels(void **state)
+{
+    (void)state;
+    json_t *wf = json_pack("{s:{s:s,s:s,s:s},s:o}", "metadata", "name", "wf", "namespace", "ns",
+                           "uid", "0123456789", "spec", J(GANG_SPEC));
+    json_t *spec = json_object_get(wf, "spec");
+    json_t *nodes = json_array();
+    for (int i = 0; i < 12; i++) {
+        char nm[8];
+        snprintf(nm, sizeof(nm), "n%02d", i);
+        json_t *n = node(nm, i % 3 == 2 ? "gce://x" : "aws://x",
+                         i % 4 == 3 ? "NVIDIA-A100-SXM4-80GB" : "NVIDIA-H100-80GB-HBM3",
+                         i == 5 ? 2 : 8, i == 4, i % 2 ? "r1" : "r2");
+        json_t *labels = gr_json_ptr_get(n, "/metadata/labels");
+        json_object_set_new(labels, "pool", json_string(i % 3 == 2 ? "b" : "a"));
+        json_array_append_new(nodes, n);
+    }
+    json_t *sel = NULL;
+    gr_err err = {0};
+    /* No target: every Node. */
+    assert_int_equal(gr_nvcre_wf_target_labels(wf, &sel, &err), GR_OK);
+    assert_null(sel);
+    /* A nodeSelector, as an override that matches before detection leaves it. */
+    json_object_set_new(spec, "orchestration",
+                        J("{\"target\":{\"nodeSelector\":{\"pool\":\"b\"}}}"));
+    json_object_set_new(
+        spec, "overrides",
+        J("[{\"when\":{},\"orchestration\":{\"target\":{\"nodeSelector\":"
+          "{\"pool\":\"a\",\"rack\":\"r1\"}}}},"
+          "{\"when\":{\"platform\":{\"equals\":\"gcp\"}},\"orchestration\":{\"target\":"
+          "{\"nodeSelector\":{\"pool\":\"b\"}}}}]"));
+    assert_int_equal(gr_nvcre_wf_target_labels(wf, &sel, &err), GR_OK);
+    assert_json_at(sel, "", "{\"pool\":\"a\",\"rack\":\"r1\"}");
+    /* The same plan from the narrowed list as from every Node. */
+    json_t *some = with_labels(nodes, sel), *p1 = NULL, *p2 = NULL;
+    const char *r1 = NULL, *r2 = NULL;
+    gr_err e1 = {0}, e2 = {0};
+    int rc1 = gr_nvcre_wf_plan(wf, nodes, &p1, &r1, &e1);
+    int rc2 = gr_nvcre_wf_plan(wf, some, &p2, &r2, &e2);
+    assert_int_equal(rc1, rc2);
+    assert_true(json_equal(p1, p2));
+    assert_int_equal(json_array_size(some), 4);
+    assert_json_at(p1, "/totalNodes", "2"); /* n01, n09: n03 and n07 are a100 */
+    assert_json_at(p1, "/excludedNodes",
+                   "[{\"name\":\"n03\",\"reason\":\"gpu architecture\"},"
+                   "{\"name\":\"n07\",\"reason\":\"gpu architecture\"}]");
+    json_decref(p1);
+    json_decref(p2);
+    json_decref(some);
+    json_decref(sel);
+    /* Without overrides: the nodeSelector "pool: b" holds the gcp nodes, one cordoned... */
+    json_object_del(spec, "overrides");
+    assert_int_equal(gr_nvcre_wf_target_labels(wf, &sel, &err), GR_OK);
+    some = with_labels(nodes, sel);
+    rc1 = gr_nvcre_wf_plan(wf, nodes, &p1, &r1, &e1);
+    rc2 = gr_nvcre_wf_plan(wf, some, &p2, &r2, &e2);
+    assert_int_equal(rc1, GR_OK);
+    assert_int_equal(rc2, GR_OK);
+    assert_true(json_equal(p1, p2));
+    json_decref(p1);
+    json_decref(p2);
+    json_decref(some);
+    json_decref(sel);
+    /* ... and one that selects nothing fails the same way on both lists. */
+    json_object_set_new(spec, "orchestration",
+                        J("{\"target\":{\"nodeSelector\":{\"pool\":\"none\"}}}"));
+    assert_int_equal(gr_nvcre_wf_target_labels(wf, &sel, &err), GR_OK);
+    some = with_labels(nodes, sel);
+    assert_int_equal(json_array_size(some), 0);
+    assert_int_equal(gr_nvcre_wf_plan(wf, nodes, &p1, &r1, &e1), GR_ESTATE);
+    assert_int_equal(gr_nvcre_wf_plan(wf, some, &p2, &r2, &e2), GR_ESTATE);
+    assert_string_equal(e1.msg, e2.msg);
+    assert_string_equal(r1, r2);
+    json_decref(p1);
+    json_decref(p2);
+    json_decref(some);
+    json_decref(sel);
+    /* nodeNames replace the selector; a non-string value cannot be sent. */
+    json_object_set_new(
+        spec, "orchestration",
+        J("{\"target\":{\"nodeNames\":[\"n01\"],\"nodeSelector\":{\"pool\":\"b\"}}}"));
+    assert_int_equal(gr_nvcre_wf_target_labels(wf, &sel, &err), GR_OK);
+    assert_null(sel);
+    json_object_set_new(spec, "orchestration",
+                        J("{\"target\":{\"nodeSelector\":{\"pool\":\"a\",\"n\":1}}}"));
+    assert_int_equal(gr_nvcre_wf_target_labels(wf, &sel, &err), GR_OK);
+    assert_null(sel);
+    json_object_set_new(spec, "orchestration", J("{\"target\":{\"nodeSelector\":{}}}"));
+    assert_int_equal(gr_nvcre_wf_target_labels(wf, &sel, &err), GR_OK);
+    assert_null(sel);
+    /* A failing override: every Node (the plan fails the same way on any list). */
+    json_object_set_new(spec, "orchestration",
+                        J("{\"target\":{\"nodeSelector\":{\"pool\":\"a\"}}}"));
+    json_object_set_new(spec, "overrides",
+                        J("[{\"when\":{\"expression\":\"1 +\"},\"orchestration\":{}}]"));
+    assert_int_equal(gr_nvcre_wf_target_labels(wf, &sel, &err), GR_OK);
+    assert_null(sel);
+    assert_int_equal(gr_nvcre_wf_target_labels(NULL, &sel, &err), GR_OK);
+    assert_null(sel);
+    json_decref(nodes);
+    json_decref(wf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1106,6 +1230,7 @@ int main(void)
         cmocka_unit_test(test_gang_absent_passthrough),
         cmocka_unit_test(test_platform_and_product),
         cmocka_unit_test(test_discovery_exclusions),
+        cmocka_unit_test(test_target_labels),
         cmocka_unit_test(test_partition),
         cmocka_unit_test(test_naming),
         cmocka_unit_test(test_job_awaiting_thresholds),
