@@ -617,7 +617,25 @@ static int detect_category(step *st, const json_t *cat_item, const char *platfor
                                copts,
                                popts,
                                gr_nvcre_catalog_arch_known(st->in->catalog, arch),
-                               gr_nvcre_catalog_explicit_gpu_count(st->in->catalog, arch)};
+                               gr_nvcre_catalog_explicit_gpu_count(st->in->catalog, arch),
+                               false};
+    { /* does the entry request NICs? (dcgm diagnostics do not) */
+        json_t *probe = json_pack("{s:s}", "nicResourceName", "probe"), *unused = NULL;
+        gr_nvcre_catalog_req cr = {json_string_value(json_object_get(cat_item, "domain")),
+                                   json_string_value(json_object_get(cat_item, "variant")),
+                                   platform,
+                                   arch,
+                                   target,
+                                   NULL,
+                                   probe};
+        gr_err perr;
+        req.uses_nic =
+            probe &&
+            gr_nvcre_catalog_check_options(st->in->catalog, &cr, &unused, &perr) == GR_OK &&
+            json_array_size(unused) == 0;
+        json_decref(unused);
+        json_decref(probe);
+    }
     rc = gr_nvcre_detect(&req, res, st->err);
     json_decref(popts);
     json_decref(sel);

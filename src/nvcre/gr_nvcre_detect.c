@@ -305,7 +305,7 @@ int gr_nvcre_detect(const gr_nvcre_detect_req *req, gr_nvcre_detect_result *out,
     const char *nic = "";
     if (rc == GR_OK)
         rc = detect_gpus(req, out, v, n, reporting);
-    if (rc == GR_OK && !out->fail[0])
+    if (rc == GR_OK && !out->fail[0] && req->uses_nic)
         rc = detect_nic(req, out, v, n, reporting, &nic);
     if (rc == GR_OK && !out->fail[0]) {
         snprintf(out->nic, sizeof out->nic, "%s", nic);

@@ -67,6 +67,8 @@ typedef struct {
     const json_t *platform_options;
     bool arch_known;     /* arch has a gpuDefaults row */
     bool explicit_count; /* arch's default count is ambiguous */
+    bool uses_nic;       /* the entry requests NICs (nicResourceName reaches it):
+                          * otherwise no NIC detection and no NIC capacity */
 } gr_nvcre_detect_req;
 
 typedef struct {

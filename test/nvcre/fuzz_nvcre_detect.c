@@ -49,7 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                NULL,
                                popts,
                                gr_nvcre_catalog_arch_known(cat, arch),
-                               gr_nvcre_catalog_explicit_gpu_count(cat, arch)};
+                               gr_nvcre_catalog_explicit_gpu_count(cat, arch),
+                               (sel & 32) != 0};
     gr_nvcre_detect_result res;
     if (gr_nvcre_detect(&req, &res, &err) != GR_OK)
         abort();

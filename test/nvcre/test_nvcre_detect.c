@@ -116,7 +116,7 @@ static void d_init(dctx *d, const char *global_yaml, const char *popts_yaml, con
     d->global = yaml(global_yaml);
     d->popts = yaml(popts_yaml);
     d->req = (gr_nvcre_detect_req){
-        d->nodes, arch, "NVIDIA-H100-80GB-HBM3", d->global, NULL, d->popts, true, false};
+        d->nodes, arch, "NVIDIA-H100-80GB-HBM3", d->global, NULL, d->popts, true, false, true};
 }
 
 static void d_run(dctx *d)
@@ -500,6 +500,30 @@ static void test_step_rtxpro6000_requires_count(void **state)
     json_decref(nodes);
 }
 
+/* A DCGM diagnostic requests no NIC: no NIC detection, no NIC capacity. */
+static void test_step_diagnostics_no_nic(void **state)
+{
+    (void)state;
+    json_t *cert = yaml("apiVersion: nvcre.nvidia.com/v1alpha1\n"
+                        "kind: Certification\n"
+                        "metadata: {name: c1, namespace: ns1, uid: u-1, generation: 1}\n"
+                        "spec:\n"
+                        "  categories: [{domain: diagnostics, variant: dcgm-level1}]\n");
+    json_t *wfs = json_array(), *nodes = json_array();
+    json_array_append_new(nodes, node("n0", "openstack:///n0", "NVIDIA-H100-80GB-HBM3",
+                                      "{nvidia.com/gpu: \"8\", nvidia.com/mlnxnics: \"8\"}"));
+    gr_nvcre_cert_plan p = step(cert, nodes, wfs, NOW);
+    assert_non_null(p.create);
+    assert_null(event_msg(p.events, GR_NVCRE_REASON_NIC_DETECTED));
+    assert_null(event_msg(p.events, GR_NVCRE_REASON_NIC_NOT_DETECTED));
+    assert_null(event_msg(p.events, GR_NVCRE_REASON_INSUFFICIENT_CAPACITY));
+    assert_int_equal(max_key(json_object_get(p.create, "spec"), "nvidia.com/mlnxnics"), -1);
+    gr_nvcre_cert_plan_free(&p);
+    json_decref(cert);
+    json_decref(wfs);
+    json_decref(nodes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -514,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_step_autodetect_and_drop),
         cmocka_unit_test(test_step_all_under_capacity_waits),
         cmocka_unit_test(test_step_rtxpro6000_requires_count),
+        cmocka_unit_test(test_step_diagnostics_no_nic),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
