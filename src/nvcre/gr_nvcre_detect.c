@@ -250,6 +250,11 @@ static int detect_nic(const gr_nvcre_detect_req *r, gr_nvcre_detect_result *out,
     return add_event(out, "Normal", GR_NVCRE_REASON_NIC_DETECTED, msg);
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static int drop_under_capacity(const gr_nvcre_detect_req *r, gr_nvcre_detect_result *out,
                                const char *nic)
 {
@@ -282,6 +287,27 @@ static int drop_under_capacity(const gr_nvcre_detect_req *r, gr_nvcre_detect_res
     }
     if (!out->dropped)
         return GR_OK;
+    /* sorted: the Workflow's target must not depend on the cache's order */
+    size_t nk = json_array_size(out->keep);
+    const char **names = calloc(nk ? nk : 1, sizeof *names);
+    json_t *sorted = json_array();
+    if (!names || !sorted) {
+        free(names);
+        json_decref(sorted);
+        return GR_ENOMEM;
+    }
+    for (i = 0; i < nk; i++)
+        names[i] = json_string_value(json_array_get(out->keep, i));
+    qsort(names, nk, sizeof *names, cmp_str);
+    int rc = GR_OK;
+    for (i = 0; i < nk && rc == GR_OK; i++)
+        if (json_array_append_new(sorted, json_string(names[i])))
+            rc = GR_ENOMEM;
+    free(names);
+    json_decref(out->keep);
+    out->keep = sorted;
+    if (rc != GR_OK)
+        return rc;
     char need[160], msg[1024];
     snprintf(need, sizeof need, "%d " GPU_RES, out->gpus_per_node);
     if (want_nic)
