@@ -183,7 +183,9 @@ static int detect_nic(const gr_nvcre_detect_req *r, gr_nvcre_detect_result *out,
     int dmlnx = opt_int(r->platform_options, "mlnxPerNode", 0);
     out->mlnx_per_node = json_is_integer(user_mlnx) ? (int)json_integer_value(user_mlnx) : dmlnx;
     *nic = json_is_string(user_nic) ? json_string_value(user_nic) : dflt ? dflt : "";
-    if (json_is_string(user_nic) || reporting == 0 || !dflt || !*dflt)
+    /* the user chose, nothing to go by, no default resource, or the catalog
+     * requests no NIC for this GPU on this platform (mlnxPerNode 0) */
+    if (json_is_string(user_nic) || reporting == 0 || !dflt || !*dflt || out->mlnx_per_node <= 0)
         return GR_OK;
     size_t i;
     json_t *node;

@@ -24,7 +24,8 @@
  *    runs, over the TCP/socket path; the message says to set
  *    options.nicResourceName); none → Warning NICNotDetected and no NIC
  *    request. A platform without a default NIC resource (GKE: NICs through
- *    multi-networking annotations) is left alone.
+ *    multi-networking annotations), or whose mlnxPerNode for the
+ *    architecture is 0 (no NIC wanted), is left alone.
  *  - Under capacity: a reporting Node whose allocatable nvidia.com/gpu is
  *    below the resolved gpusPerNode, or (with a NIC request) whose NIC
  *    resource is absent or below mlnxPerNode, is dropped (Warning
