@@ -68,6 +68,9 @@ static long resource(const json_t *node, const char *res)
 }
 
 static void appendf(char *buf, size_t sz, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void appendf(char *buf, size_t sz, const char *fmt, ...)
 {
     size_t len = strlen(buf);
     if (len + 1 >= sz)
