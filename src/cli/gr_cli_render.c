@@ -11,6 +11,8 @@
  *  - from a Certification (a file, or --category/--set, which build one):
  *    the Certification controller's step (gr_nvcre_cert_step(): catalog,
  *    options, detection, naming, gang) gives each category's Workflow;
+ *    generated Nodes offer the catalog's GPUs and the NIC resource it would
+ *    request, so node-allocatable auto-detection keeps the defaults;
  *  - from a Workflow: the Workflow controller's planning path
  *    (gr_nvcre_wf_plan(): discovery, detection, overrides, capacity filter,
  *    gang-scheduling contract, partitioning, Job rendering) gives a summary
