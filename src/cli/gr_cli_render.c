@@ -11,6 +11,8 @@
  *  - from a Certification (a file, or --category/--set, which build one):
  *    the Certification controller's step (gr_nvcre_cert_step(): catalog,
  *    options, detection, naming, gang) gives each category's Workflow;
+ *    generated Nodes offer the catalog's GPUs and the NIC resource it would
+ *    request, so node-allocatable auto-detection keeps the defaults;
  *  - from a Workflow: the Workflow controller's planning path
  *    (gr_nvcre_wf_plan(): discovery, detection, overrides, capacity filter,
  *    gang-scheduling contract, partitioning, Job rendering) gives a summary
@@ -195,7 +197,9 @@ static const char *provider_prefix(const char *platform)
     return NULL;
 }
 
-static json_t *gen_nodes(const char *platform, const char *gpu, int count, int gpus)
+/* nic/nics: a NIC resource every generated Node offers (NULL: none). */
+static json_t *gen_nodes(const char *platform, const char *gpu, int count, int gpus,
+                         const char *nic, int nics)
 {
     json_t *nodes = json_array();
     char product[128];
@@ -225,10 +229,15 @@ static json_t *gen_nodes(const char *platform, const char *gpu, int count, int g
         json_t *spec = json_object();
         if (*prefix)
             json_object_set_new(spec, "providerID", json_string(pid));
-        json_array_append_new(
-            nodes, json_pack("{s:s,s:s,s:{s:s,s:o},s:o,s:{s:{s:s}}}", "apiVersion", "v1", "kind",
-                             "Node", "metadata", "name", name, "labels", labels, "spec", spec,
-                             "status", "allocatable", GR_NVCRE_WF_RESOURCE_GPU, ngpu));
+        json_t *node = json_pack("{s:s,s:s,s:{s:s,s:o},s:o,s:{s:{s:s}}}", "apiVersion", "v1",
+                                 "kind", "Node", "metadata", "name", name, "labels", labels, "spec",
+                                 spec, "status", "allocatable", GR_NVCRE_WF_RESOURCE_GPU, ngpu);
+        if (node && nic && *nic && nics > 0) {
+            char nn[16];
+            snprintf(nn, sizeof(nn), "%d", nics);
+            json_object_set_new(gr_json_ptr_get(node, "/status/allocatable"), nic, json_string(nn));
+        }
+        json_array_append_new(nodes, node);
     }
     return nodes;
 }
@@ -698,21 +707,37 @@ int gr_cli_render(int argc, char **argv, FILE *out, FILE *errf)
                 gr_json_ptr_get(obj, "/spec/jobTemplate/spec/workload/trainJob/trainer/numNodes"));
             count = is_cert ? 2 : (nn > 0 ? (int)nn : 1);
         }
-        if (gpus < 0 && is_cert) {
-            /* what the catalog expects of this GPU on this platform */
+        char nic[128] = "";
+        int nics = 0;
+        if (is_cert) {
+            /* what the catalog expects of this GPU on this platform: GPUs
+             * and the NIC resource the Certification would request (the
+             * --set nicResourceName/mlnxPerNode, else the platform's), so
+             * that auto-detection (docs/certification.md) finds it */
             gr_nvcre_catalog *cat = NULL;
             char arch[64], product[160];
             snprintf(product, sizeof(product), "%s%s", strchr(gpu, '-') ? "" : "NVIDIA-", gpu);
             int g = 8, m = 0;
             if (gr_nvcre_catalog_load(&cat, &err) == GR_OK) {
-                gr_nvcre_catalog_gpu_defaults(
-                    cat, gr_nvcre_catalog_arch_of_product(product, arch, sizeof(arch)), platform,
-                    &g, &m);
+                gr_nvcre_catalog_arch_of_product(product, arch, sizeof(arch));
+                gr_nvcre_catalog_gpu_defaults(cat, arch, platform, &g, &m);
+                json_t *po = NULL;
+                if (gr_nvcre_catalog_platform_options(cat, platform, arch, &po, &err) == GR_OK) {
+                    const char *n = json_string_value(json_object_get(po, "nicResourceName"));
+                    snprintf(nic, sizeof(nic), "%s", n ? n : "");
+                    json_decref(po);
+                }
                 gr_nvcre_catalog_free(cat);
             }
-            gpus = g;
+            const char *un = json_string_value(gr_json_ptr_get(obj, "/spec/nicResourceName"));
+            const json_t *um = gr_json_ptr_get(obj, "/spec/mlnxPerNode");
+            if (un)
+                snprintf(nic, sizeof(nic), "%s", un);
+            nics = json_is_integer(um) ? (int)json_integer_value(um) : m;
+            if (gpus < 0)
+                gpus = g;
         }
-        nodes = gen_nodes(platform, gpu, count, gpus < 0 ? 8 : gpus);
+        nodes = gen_nodes(platform, gpu, count, gpus < 0 ? 8 : gpus, nic, nics);
     }
     json_t *docs_out = json_array();
     unsigned job_seq = 0;

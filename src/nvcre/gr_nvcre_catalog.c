@@ -207,6 +207,22 @@ void gr_nvcre_catalog_gpu_defaults(const gr_nvcre_catalog *cat, const char *arch
     *mlnx_per_node = json_is_integer(m) ? (int)json_integer_value(m) : 0;
 }
 
+bool gr_nvcre_catalog_arch_known(const gr_nvcre_catalog *cat, const char *arch)
+{
+    const json_t *g = json_object_get(cat->defaults, "gpuDefaults");
+    return arch && json_object_get(json_object_get(g, "defaults"), arch) != NULL;
+}
+
+bool gr_nvcre_catalog_explicit_gpu_count(const gr_nvcre_catalog *cat, const char *arch)
+{
+    const json_t *l = json_object_get(cat->defaults, "explicitGpuCountArchitectures");
+    size_t i;
+    json_t *v;
+    json_array_foreach(l, i, v) if (arch && json_is_string(v) &&
+                                    !strcmp(json_string_value(v), arch)) return true;
+    return false;
+}
+
 /* ------------------------------------------------------------ options */
 
 /* Keys of the Certification spec that are not CategoryOptions. */

@@ -60,6 +60,13 @@ bool gr_nvcre_catalog_has(const gr_nvcre_catalog *cat, const char *domain, const
 void gr_nvcre_catalog_gpu_defaults(const gr_nvcre_catalog *cat, const char *arch,
                                    const char *platform, int *gpus_per_node, int *mlnx_per_node);
 
+/* Whether arch has its own gpuDefaults row (else the `unknown` fallback). */
+bool gr_nvcre_catalog_arch_known(const gr_nvcre_catalog *cat, const char *arch);
+/* Whether arch's default gpusPerNode is ambiguous (servers come in several
+ * sizes: explicitGpuCountArchitectures): a detected count that differs
+ * from the default must be confirmed with options.gpusPerNode. */
+bool gr_nvcre_catalog_explicit_gpu_count(const gr_nvcre_catalog *cat, const char *arch);
+
 /* The GPU architecture of an `nvidia.com/gpu.product` label value: strip
  * "NVIDIA-", RTX-PRO-6000* → rtxpro6000, else the first '-' segment
  * lowercased ("NVIDIA-H100-80GB-HBM3" → "h100"); "" or NULL → "unknown".

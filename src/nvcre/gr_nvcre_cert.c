@@ -9,6 +9,7 @@
 #include "gr_hash.h"
 #include "gr_json.h"
 #include "gr_kube_object.h"
+#include "gr_nvcre_detect.h"
 #include "gr_nvcre_types.h"
 #include "gr_time.h"
 
@@ -462,11 +463,10 @@ int gr_nvcre_cert_check_options(const gr_nvcre_catalog *cat, const json_t *cert_
     return rc;
 }
 
-static int build_workflow(step *st, const json_t *cat_item, const char *name, const char *platform,
-                          const char *arch, json_t **out)
+static int build_workflow(step *st, const json_t *spec, const json_t *cat_item, const char *name,
+                          const char *platform, const char *arch, json_t **out)
 {
     const json_t *cert = st->in->cert;
-    const json_t *spec = json_object_get(cert, "spec");
     const json_t *meta = json_object_get(cert, "metadata");
     const char *d = json_string_value(json_object_get(cat_item, "domain"));
     const char *v = json_string_value(json_object_get(cat_item, "variant"));
@@ -512,6 +512,158 @@ static int build_workflow(step *st, const json_t *cat_item, const char *name, co
     }
     *out = wf;
     return GR_OK;
+}
+
+/* No usable node: InProgress WaitingForNodes for the discovery window (the
+ * message written once, when the wait begins, with events then), then the
+ * category fails (NodeDiscoveryError). capacity: NULL when no node matched,
+ * else why the matching nodes cannot run the category. *waiting: the step
+ * ends here. */
+static int wait_for_nodes(step *st, json_t *cs, const json_t *target, const char *capacity,
+                          const json_t *events, bool *waiting)
+{
+    char sel[512], left[32], msg[1536];
+    int rc;
+    json_t *status = status_of(st->cert_copy);
+    *waiting = false;
+    selector_text(target, sel, sizeof sel);
+    int64_t since = waiting_since(st->cert_copy, st->in->now_ns);
+    int64_t remain = since + GR_NVCRE_CERT_NODE_DISCOVERY_NS - st->in->now_ns;
+    if (remain > 0) {
+        *waiting = true;
+        st->p->requeue_after_ns = GR_NVCRE_CERT_REQUEUE_NS;
+        if (since != st->in->now_ns)
+            return GR_OK; /* still waiting: the condition stays as written */
+        go_duration(remain, left, sizeof left);
+        if (capacity)
+            snprintf(msg, sizeof msg, GR_NVCRE_MSG_CERT_WAITING_FOR_CAPACITY_FMT, sel, capacity,
+                     left);
+        else
+            snprintf(msg, sizeof msg, GR_NVCRE_MSG_CERT_WAITING_FOR_NODES_FMT, sel, left);
+        size_t i;
+        json_t *e;
+        json_array_foreach(events, i, e)
+        {
+            rc = event(st, json_string_value(json_object_get(e, "type")),
+                       json_string_value(json_object_get(e, "reason")),
+                       json_string_value(json_object_get(e, "message")));
+            if (rc != GR_OK)
+                return rc;
+        }
+        if ((rc = set_exclusive(st, GR_NVCRE_COND_IN_PROGRESS, GR_NVCRE_REASON_WAITING_FOR_NODES,
+                                msg)) != GR_OK)
+            return rc;
+        { /* the window starts now */
+            json_t *ip = gr_kube_condition_find(json_object_get(status, "conditions"),
+                                                GR_NVCRE_COND_IN_PROGRESS);
+            char ts[GR_TIME_STR_MAX];
+            gr_time_format_ns(st->in->now_ns, ts);
+            json_object_set_new(ip, "lastTransitionTime", json_string(ts));
+        }
+        return GR_OK;
+    }
+    go_duration(GR_NVCRE_CERT_NODE_DISCOVERY_NS, left, sizeof left);
+    if (capacity)
+        snprintf(msg, sizeof msg, GR_NVCRE_MSG_CERT_NO_CAPACITY_FMT, sel, capacity, left);
+    else
+        snprintf(msg, sizeof msg, GR_NVCRE_MSG_CERT_NO_NODES_FMT, sel, left);
+    if ((rc = fail_category(st, cs)) != GR_OK ||
+        (rc = event(st, "Warning", GR_NVCRE_REASON_NODE_DISCOVERY_ERROR, msg)) != GR_OK)
+        return rc;
+    /* the next category gets its own window */
+    return set_exclusive(st, GR_NVCRE_COND_IN_PROGRESS, GR_NVCRE_REASON_NODE_DISCOVERY_ERROR, msg);
+}
+
+/* Auto-detection (gr_nvcre_detect.h) over the selected target nodes:
+ * *spec_out is the Certification spec with the detected options laid under
+ * the user's (a field the user set, globally or in the category, is never
+ * replaced) and, when nodes were dropped, target.nodeNames = the rest. */
+static int detect_category(step *st, const json_t *cat_item, const char *platform, const char *arch,
+                           gr_nvcre_detect_result *res, json_t **spec_out)
+{
+    const json_t *spec = json_object_get(st->in->cert, "spec");
+    const json_t *target = json_object_get(spec, "target");
+    const json_t *copts = json_object_get(cat_item, "options");
+    json_t *sel = json_array(), *popts = NULL;
+    *spec_out = NULL;
+    if (!sel)
+        return gr_err_set(st->err, GR_ENOMEM, "certification: out of memory");
+    const char *product = NULL;
+    size_t i;
+    json_t *n;
+    json_array_foreach(st->in->nodes, i, n)
+    {
+        if (!node_selected(target, n))
+            continue;
+        if (json_array_append(sel, n)) {
+            json_decref(sel);
+            return gr_err_set(st->err, GR_ENOMEM, "certification: out of memory");
+        }
+        if (!product)
+            product = label(n, "nvidia.com/gpu.product");
+    }
+    if (!product)
+        product = json_string_value(
+            json_object_get(json_object_get(target, "nodeSelector"), "nvidia.com/gpu.product"));
+    int rc = gr_nvcre_catalog_platform_options(st->in->catalog, platform, arch, &popts, st->err);
+    if (rc != GR_OK) {
+        json_decref(sel);
+        return rc;
+    }
+    gr_nvcre_detect_req req = {sel,
+                               arch,
+                               product,
+                               spec,
+                               copts,
+                               popts,
+                               gr_nvcre_catalog_arch_known(st->in->catalog, arch),
+                               gr_nvcre_catalog_explicit_gpu_count(st->in->catalog, arch),
+                               false};
+    { /* does the entry request NICs? (dcgm diagnostics do not) */
+        json_t *probe = json_pack("{s:s}", "nicResourceName", "probe"), *unused = NULL;
+        gr_nvcre_catalog_req cr = {json_string_value(json_object_get(cat_item, "domain")),
+                                   json_string_value(json_object_get(cat_item, "variant")),
+                                   platform,
+                                   arch,
+                                   target,
+                                   NULL,
+                                   probe};
+        gr_err perr;
+        req.uses_nic =
+            probe &&
+            gr_nvcre_catalog_check_options(st->in->catalog, &cr, &unused, &perr) == GR_OK &&
+            json_array_size(unused) == 0;
+        json_decref(unused);
+        json_decref(probe);
+    }
+    rc = gr_nvcre_detect(&req, res, st->err);
+    json_decref(popts);
+    json_decref(sel);
+    if (rc != GR_OK)
+        return rc;
+    json_t *s = json_deep_copy(spec);
+    if (!s)
+        goto oom;
+    const char *k;
+    json_t *v;
+    json_object_foreach(res->options, k, v)
+    {
+        if (json_object_get(s, k) || json_object_get(copts, k))
+            continue;
+        if (json_object_set(s, k, v))
+            goto oom;
+    }
+    if (res->dropped) {
+        json_t *t = json_is_object(target) ? json_deep_copy(target) : json_object();
+        if (!t || json_object_set(t, "nodeNames", res->keep) || json_object_set_new(s, "target", t))
+            goto oom;
+    }
+    *spec_out = s;
+    return GR_OK;
+oom:
+    json_decref(s);
+    gr_nvcre_detect_result_free(res);
+    return gr_err_set(st->err, GR_ENOMEM, "certification: out of memory");
 }
 
 static int run_step(step *st)
@@ -630,37 +782,8 @@ static int run_step(step *st)
         bool het;
         gr_nvcre_cert_detect(st->in->nodes, target, &platform, arch, sizeof arch, &count, &het);
         if (count == 0) {
-            char sel[512], left[32];
-            selector_text(target, sel, sizeof sel);
-            int64_t since = waiting_since(st->cert_copy, st->in->now_ns);
-            int64_t remain = since + GR_NVCRE_CERT_NODE_DISCOVERY_NS - st->in->now_ns;
-            if (remain > 0) {
-                st->p->requeue_after_ns = GR_NVCRE_CERT_REQUEUE_NS;
-                if (since != st->in->now_ns)
-                    return GR_OK; /* still waiting: the condition stays as written */
-                go_duration(remain, left, sizeof left);
-                snprintf(msg, sizeof msg, GR_NVCRE_MSG_CERT_WAITING_FOR_NODES_FMT, sel, left);
-                if ((rc = set_exclusive(st, GR_NVCRE_COND_IN_PROGRESS,
-                                        GR_NVCRE_REASON_WAITING_FOR_NODES, msg)) != GR_OK)
-                    return rc;
-                { /* the window starts now */
-                    json_t *ip = gr_kube_condition_find(json_object_get(status, "conditions"),
-                                                        GR_NVCRE_COND_IN_PROGRESS);
-                    char ts[GR_TIME_STR_MAX];
-                    gr_time_format_ns(st->in->now_ns, ts);
-                    json_object_set_new(ip, "lastTransitionTime", json_string(ts));
-                }
-                st->p->requeue_after_ns = GR_NVCRE_CERT_REQUEUE_NS;
-                return GR_OK;
-            }
-            go_duration(GR_NVCRE_CERT_NODE_DISCOVERY_NS, left, sizeof left);
-            snprintf(msg, sizeof msg, GR_NVCRE_MSG_CERT_NO_NODES_FMT, sel, left);
-            if ((rc = fail_category(st, cs)) != GR_OK ||
-                (rc = event(st, "Warning", GR_NVCRE_REASON_NODE_DISCOVERY_ERROR, msg)) != GR_OK)
-                return rc;
-            /* the next category gets its own window */
-            if ((rc = set_exclusive(st, GR_NVCRE_COND_IN_PROGRESS,
-                                    GR_NVCRE_REASON_NODE_DISCOVERY_ERROR, msg)) != GR_OK)
+            bool waiting;
+            if ((rc = wait_for_nodes(st, cs, target, NULL, NULL, &waiting)) != GR_OK || waiting)
                 return rc;
             continue;
         }
@@ -672,12 +795,43 @@ static int run_step(step *st)
             continue;
         }
         (void)het; /* the Workflow fails HeterogeneousPlatform itself (§2.3) */
+        gr_nvcre_detect_result det;
+        json_t *wspec = NULL;
+        if ((rc = detect_category(st, c, platform ? platform : "onprem", arch, &det, &wspec)) !=
+            GR_OK)
+            return rc;
+        if (det.fail[0]) {
+            snprintf(msg, sizeof msg, "%s", det.fail);
+            json_decref(wspec);
+            gr_nvcre_detect_result_free(&det);
+            if ((rc = fail_category(st, cs)) != GR_OK ||
+                (rc = event(st, "Warning", GR_NVCRE_REASON_BUILD_FAILED, msg)) != GR_OK)
+                return rc;
+            continue;
+        }
+        if (json_array_size(det.keep) == 0) {
+            char cap[256];
+            snprintf(cap, sizeof cap, "%d nvidia.com/gpu", det.gpus_per_node);
+            if (det.nic[0] && det.mlnx_per_node > 0) {
+                size_t cl = strlen(cap);
+                snprintf(cap + cl, sizeof cap - cl, " and %d %s", det.mlnx_per_node, det.nic);
+            }
+            bool waiting;
+            rc = wait_for_nodes(st, cs, target, cap, det.events, &waiting);
+            json_decref(wspec);
+            gr_nvcre_detect_result_free(&det);
+            if (rc != GR_OK || waiting)
+                return rc;
+            continue;
+        }
         char name[GR_NVCRE_CERT_MAX_WORKFLOW_NAME + 1];
         gr_nvcre_cert_workflow_name(cname, d, v, spec, json_object_get(c, "options"), name);
         json_t *wref = json_pack("{s:s,s:s}", "name", name, "namespace", ns ? ns : "");
         json_t *existing = find_workflow(st->in->workflows, name);
         if (existing && !gr_kube_is_owned_by(existing, uid)) {
             json_decref(wref);
+            json_decref(wspec);
+            gr_nvcre_detect_result_free(&det);
             snprintf(msg, sizeof msg, GR_NVCRE_MSG_CERT_COLLISION_FMT, name, cname);
             if ((rc = fail_category(st, cs)) != GR_OK ||
                 (rc = event(st, "Warning", GR_NVCRE_REASON_WORKFLOW_NAME_COLLISION, msg)) != GR_OK)
@@ -686,8 +840,18 @@ static int run_step(step *st)
         }
         if (!existing) {
             json_t *wf = NULL;
-            rc = build_workflow(st, c, name, platform ? platform : "onprem", arch, &wf);
+            rc = build_workflow(st, wspec, c, name, platform ? platform : "onprem", arch, &wf);
+            if (rc == GR_OK) { /* detection events precede WorkflowCreated */
+                size_t ei;
+                json_t *e;
+                json_array_foreach(det.events, ei, e) if (json_array_append(st->p->events, e)) rc =
+                    gr_err_set(st->err, GR_ENOMEM, "certification: out of memory");
+            }
+            json_decref(wspec);
+            wspec = NULL;
+            gr_nvcre_detect_result_free(&det);
             if (rc == GR_ENOMEM) {
+                json_decref(wf);
                 json_decref(wref);
                 return rc;
             }
@@ -702,6 +866,8 @@ static int run_step(step *st)
             }
             st->p->create = wf;
         }
+        json_decref(wspec);
+        gr_nvcre_detect_result_free(&det);
         json_object_set_new(cs, "workflowRef", wref);
         json_object_set_new(cs, "status", json_string("InProgress"));
         snprintf(msg, sizeof msg, GR_NVCRE_MSG_CERT_WORKFLOW_CREATED_FMT, d, v, (int)i + 1,

@@ -67,7 +67,14 @@
 #define GR_NVCRE_MSG_CERT_COLLISION_FMT \
     "Workflow %s exists and is not controlled by Certification %s"
 #define GR_NVCRE_MSG_CERT_NO_NODES_FMT "No schedulable nodes matched %s within %s"
-#define GR_NVCRE_MSG_CERT_WF_GONE_FMT  "Workflow %s was deleted while category %s/%s ran"
+/* Every matching node is under capacity (gr_nvcre_detect.h): selector,
+ * what one pod needs, time left / the window. */
+#define GR_NVCRE_MSG_CERT_WAITING_FOR_CAPACITY_FMT                                         \
+    "No schedulable node matching %s has %s allocatable; retrying for up to %s more. Set " \
+    "options.gpusPerNode (or options.mlnxPerNode) to what the nodes offer, or add nodes"
+#define GR_NVCRE_MSG_CERT_NO_CAPACITY_FMT \
+    "No schedulable node matching %s had %s allocatable within %s"
+#define GR_NVCRE_MSG_CERT_WF_GONE_FMT "Workflow %s was deleted while category %s/%s ran"
 
 typedef struct {
     const json_t *cert;      /* the Certification object */

@@ -114,6 +114,9 @@ typedef struct gr_cases_config {
     long node_count;
     const json_t *node_labels; /* object of strings, may be NULL */
     const char *provider_id;   /* may be NULL; "{name}" / "{index}" substituted */
+    /* status.capacity and status.allocatable of every Node (may be NULL),
+     * and per node index ("0", "1", ...) resources laid over it */
+    const json_t *node_allocatable, *node_allocatable_of;
     bool verify_spec_immutable;
     gr_cases_frozen_mode frozen_goodput;
     size_t ndelete;

@@ -347,7 +347,23 @@ static int parse_events(pctx *p, const json_t *v, gr_cases_config *cfg)
     return GR_OK;
 }
 
-static const char *const GEN_KEYS[] = {"count", "labels", "providerID", NULL};
+static const char *const GEN_KEYS[] = {"count",       "labels",        "providerID",
+                                       "allocatable", "allocatableOf", NULL};
+
+/* A mapping of resource name: quantity string (status.allocatable). */
+static int check_quantities(pctx *p, const char *path, const json_t *m)
+{
+    if (!json_is_object(m))
+        return bad(p, path, "expected a mapping of resource: quantity");
+    const char *k;
+    json_t *q;
+    json_object_foreach((json_t *)(uintptr_t)m, k, q)
+    {
+        if (!json_is_string(q))
+            return bad(p, path, "resource \"%s\" must have a quantity string; quote it", k);
+    }
+    return GR_OK;
+}
 
 static int parse_generate(pctx *p, const json_t *v, gr_cases_config *cfg)
 {
@@ -375,6 +391,31 @@ static int parse_generate(pctx *p, const json_t *v, gr_cases_config *cfg)
                            "label \"%s\" must have a string value; quote it", k);
         }
         cfg->node_labels = l;
+    }
+    const json_t *a = json_object_get(v, "allocatable");
+    if (a && !json_is_null(a)) {
+        if ((rc = check_quantities(p, "generateNodes.allocatable", a)) != GR_OK)
+            return rc;
+        cfg->node_allocatable = a;
+    }
+    const json_t *ao = json_object_get(v, "allocatableOf");
+    if (ao && !json_is_null(ao)) {
+        if (!json_is_object(ao))
+            return bad(p, "generateNodes.allocatableOf",
+                       "expected a mapping of node index (\"0\", \"1\", ...): resources");
+        const char *k;
+        json_t *m;
+        json_object_foreach((json_t *)(uintptr_t)ao, k, m)
+        {
+            char *end;
+            long idx = strtol(k, &end, 10);
+            if (!*k || *end || idx < 0 || idx >= cfg->node_count)
+                return bad(p, "generateNodes.allocatableOf",
+                           "key \"%s\" is not a node index 0..%ld", k, cfg->node_count - 1);
+            if ((rc = check_quantities(p, "generateNodes.allocatableOf", m)) != GR_OK)
+                return rc;
+        }
+        cfg->node_allocatable_of = ao;
     }
     cfg->generate_nodes = true;
     return GR_OK;

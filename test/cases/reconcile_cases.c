@@ -619,6 +619,16 @@ static int generate_nodes(kcase *k)
                                 json_string(gr_buf_cstr(&p)));
             gr_buf_free(&p);
         }
+        if (c->node_allocatable || c->node_allocatable_of) {
+            char key[24];
+            fmt_str(key, sizeof key, "%ld", i);
+            json_t *a = c->node_allocatable ? json_deep_copy(c->node_allocatable) : json_object();
+            const json_t *over = json_object_get(c->node_allocatable_of, key);
+            if (a && over)
+                json_object_update(a, (json_t *)(uintptr_t)over);
+            json_object_set_new(node, "status",
+                                json_pack("{s:O, s:o}", "capacity", a, "allocatable", a));
+        }
         gr_kube_mapping m = {.group = "", .version = "v1", .resource = "nodes"};
         int rc = track(k, &m, name);
         if (rc != GR_OK) {

@@ -35,7 +35,8 @@ static const char FULL[] =
     "    namespace: default\n"
     "    expect: [{type: Normal, reason: Succeeded}, {reason: Created}]\n"
     "generateNodes: {count: 3, labels: {nvidia.com/gpu.product: H100}, providerID: "
-    "\"aws:///{name}\"}\n"
+    "\"aws:///{name}\", allocatable: {nvidia.com/gpu: \"8\"}, allocatableOf: {\"2\": "
+    "{nvidia.com/gpu: \"4\"}}}\n"
     "verifySpecImmutable: true\n"
     "verifyFrozenGoodput: {mode: strip}\n"
     "deleteAfterWait: [{kind: Job, name: j1, stripFinalizers: true}, {kind: Pod, name: p}]\n"
@@ -92,6 +93,9 @@ static void test_every_key(void **state)
     assert_string_equal(json_string_value(json_object_get(c.node_labels, "nvidia.com/gpu.product")),
                         "H100");
     assert_string_equal(c.provider_id, "aws:///{name}");
+    assert_string_equal(json_string_value(json_object_get(c.node_allocatable, "nvidia.com/gpu")),
+                        "8");
+    assert_non_null(json_object_get(c.node_allocatable_of, "2"));
     assert_true(c.verify_spec_immutable);
     assert_int_equal(c.frozen_goodput, GR_CASES_FROZEN_STRIP);
     assert_int_equal(c.ndelete, 2);
@@ -186,6 +190,10 @@ static void test_bad_values(void **state)
     expect_error("generateNodes: {labels: {}}\n", "generateNodes.count", "required");
     expect_error("generateNodes: {count: 1001}\n", "generateNodes", "0 to 1000");
     expect_error("generateNodes: {count: 1, labels: {a: 1}}\n", "label \"a\"", "string value");
+    expect_error("generateNodes: {count: 1, allocatable: {nvidia.com/gpu: 8}}\n",
+                 "generateNodes.allocatable", "quote it");
+    expect_error("generateNodes: {count: 2, allocatableOf: {\"2\": {}}}\n",
+                 "generateNodes.allocatableOf", "node index 0..1");
     expect_error("verifySpecImmutable: 1\n", "verifySpecImmutable", "true or false");
     expect_error("verifySpecImmutable: true\n", "verifySpecImmutable", "needs waitFor");
     expect_error("verifyFrozenGoodput: {mode: gone}\n", "\"gone\"", "strip or intact");

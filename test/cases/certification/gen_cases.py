@@ -16,7 +16,8 @@ CRDS = {"input_crd_certifications.yaml": "nvcre.nvidia.com_certifications.yaml",
         "input_crd_workflows.yaml": "nvcre.nvidia.com_workflows.yaml",
         "input_crd_workloadruns.yaml": "nvcre.nvidia.com_workloadruns.yaml"}
 PRODUCTS = {"h100": "NVIDIA-H100-80GB-HBM3", "gb200": "NVIDIA-GB200-NVL72", "l40s": "NVIDIA-L40S",
-            "gb300": "NVIDIA-GB300-NVL72"}
+            "gb300": "NVIDIA-GB300-NVL72", "rtxpro6000": "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition",
+            "zz9": "NVIDIA-ZZ9-PROTO"}
 PROVIDERS = {"aws": "aws:///us-east-1a/i-{index}", "gcp": "gce://proj/us-central1-a/{name}",
              "azure": "azure:///subscriptions/s/resourceGroups/r/providers/Microsoft.Compute/virtualMachines/{name}",
              "oci": "ocid1.instance.oc1.iad.{name}", "onprem": "openstack:///{name}"}
@@ -98,10 +99,14 @@ def case(name, objs, config, comment):
     CASES[name] = (objs, config, comment)
 
 
-def nodes(platform="aws", arch="h100", count=2):
+def nodes(platform="aws", arch="h100", count=2, allocatable=None, allocatable_of=None):
     g = {"count": count, "labels": {"nvidia.com/gpu.product": PRODUCTS[arch]}}
     if platform:
         g["providerID"] = PROVIDERS[platform]
+    if allocatable:
+        g["allocatable"] = allocatable
+    if allocatable_of:
+        g["allocatableOf"] = allocatable_of
     return g
 
 
@@ -249,6 +254,63 @@ case("certification-three-categories-second-fails",
          {"waitFor": {"kind": "Workflow", "name": W2}, "patches": [finish(W2, True)]}],
       "waitFor": {"kind": "Certification", "name": "c", "condition": "Failed", "reason": "WorkflowFailed"}, "collect": COLLECT},
      "three categories: statuses Succeeded, Failed, Succeeded")
+# ---- node-allocatable auto-detection (gr_nvcre_detect.h, docs/certification.md)
+NCCL = [("communication", "nccl-all-reduce", None)]
+
+
+def cert_events(*expect):
+    return [{"involvedKind": "Certification", "involvedName": "c",
+             "expect": [{"type": t, "reason": r} for t, r in expect]}]
+
+
+case("certification-onprem-h100-nccl-autodetect", [cert("c", NCCL)],
+     {"generateNodes": nodes("onprem", "h100", allocatable={"nvidia.com/gpu": "8", "nvidia.com/mlnxnics": "4"}),
+      "waitFor": {"kind": "Workflow", "name": W1},
+      "events": cert_events(("Normal", "GPUCountDetected"), ("Normal", "NICDetected"), ("Normal", "WorkflowCreated")),
+      "collect": ["Workflow"]},
+     "on-prem nodes offer nvidia.com/mlnxnics, not the default rdma/rdma_shared_device_a: the workload requests 4 of them (NICDetected)")
+case("certification-onprem-gb300-nccl-ambiguous", [cert("c", NCCL)],
+     {"generateNodes": nodes("onprem", "gb300", allocatable={"nvidia.com/gpu": "4", "nvidia.com/mlnxnics": "8", "rdma/ib": "1k"}),
+      "waitFor": {"kind": "Workflow", "name": W1},
+      "events": cert_events(("Warning", "NICDetectionAmbiguous"), ("Normal", "WorkflowCreated")),
+      "collect": ["Workflow"]},
+     "two NIC resources and not the default: Warning naming both and options.nicResourceName; no NIC request")
+case("certification-gcp-h100-nccl-gke-networks", [cert("c", NCCL)],
+     {"generateNodes": nodes("gcp", "h100", allocatable={"nvidia.com/gpu": "8", "networking.gke.io.networks/vpc1": "1",
+                                                          "networking.gke.io.networks/vpc2": "1"}),
+      "waitFor": {"kind": "Workflow", "name": W1},
+      "events": cert_events(("Normal", "GPUCountDetected"), ("Normal", "WorkflowCreated")),
+      "collect": ["Workflow"]},
+     "GKE: NICs through multi-networking annotations; the networking.gke.io.networks resources are not requested")
+case("certification-gcp-h100-nccl-gke-networks-under-capacity", [cert("c", NCCL)],
+     {"generateNodes": nodes("gcp", "h100", count=3, allocatable={"nvidia.com/gpu": "8", "networking.gke.io.networks/vpc1": "1"},
+                             allocatable_of={"2": {"nvidia.com/gpu": "4"}}),
+      "waitFor": {"kind": "Workflow", "name": W1},
+      "events": cert_events(("Warning", "GPUCountMismatch"), ("Warning", "InsufficientNodeCapacity"), ("Normal", "WorkflowCreated")),
+      "collect": ["Workflow"]},
+     "one node has 4 of 8 GPUs allocatable: dropped (target.nodeNames lists the other two), Warning naming it")
+case("certification-gcp-rtxpro6000-default-eight-gpus", [cert("c", NCCL)],
+     {"generateNodes": nodes("gcp", "rtxpro6000", allocatable={"nvidia.com/gpu": "8"}),
+      "waitFor": {"kind": "Workflow", "name": W1}, "collect": ["Workflow"]},
+     "RTX PRO 6000 servers with 8 GPUs: the catalog default fits, 8 GPUs per pod")
+case("certification-gcp-rtxpro6000-four-gpus-require-explicit-count", [cert("c", NCCL)],
+     {"generateNodes": nodes("gcp", "rtxpro6000", allocatable={"nvidia.com/gpu": "4"}),
+      "waitFor": {"kind": "Certification", "name": "c", "condition": "Failed", "reason": "WorkflowFailed"},
+      "events": cert_events(("Warning", "BuildFailed")),
+      "collect": COLLECT},
+     "RTX PRO 6000 servers with 4 GPUs: the count is not guessed, the category fails naming options.gpusPerNode")
+case("certification-unknown-arch-fallback-event", [cert("c", NCCL)],
+     {"generateNodes": nodes("onprem", "zz9"),
+      "waitFor": {"kind": "Workflow", "name": W1},
+      "events": cert_events(("Warning", "UnknownGPUArchitecture"), ("Normal", "WorkflowCreated")),
+      "collect": ["Workflow"]},
+     "a GPU product of no known architecture: the catalog's fallback defaults (4 GPUs, no NIC) and a Warning")
+case("certification-under-capacity-waits", [cert("c", NCCL, gpusPerNode=8)],
+     {"generateNodes": nodes("aws", "h100", allocatable={"nvidia.com/gpu": "4", "vpc.amazonaws.com/efa": "32"}),
+      "waitFor": {"kind": "Certification", "name": "c", "condition": "InProgress", "reason": "WaitingForNodes"},
+      "events": cert_events(("Warning", "InsufficientNodeCapacity")),
+      "collect": COLLECT},
+     "gpusPerNode 8 but every node has 4 allocatable: no Workflow, WaitingForNodes saying what is missing")
 # ---- WorkloadRun -> Workflow synthesis and status mirror
 
 
