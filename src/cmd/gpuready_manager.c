@@ -591,8 +591,11 @@ int main(int argc, char **argv)
                GR_KV_END);
         exit_code = 1;
     }
+    /* what the API client did over the manager's life (the client goes with m) */
+    uint64_t nreq = gr_kube_client_requests(c), nconn = gr_kube_client_connections(c);
     gr_kube_mgr_free(m);              /* graceful: drain, release the lease */
     gr_nvcre_job_ctl_free(g_job_ctl); /* Job controller: after the manager stopped */
-    gr_log(GR_LOG_INFO, MOD, "manager stopped", GR_KV_INT("exit", exit_code), GR_KV_END);
+    gr_log(GR_LOG_INFO, MOD, "manager stopped", GR_KV_INT("exit", exit_code),
+           GR_KV_INT("api-requests", nreq), GR_KV_INT("api-connections", nconn), GR_KV_END);
     return exit_code;
 }

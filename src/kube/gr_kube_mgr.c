@@ -870,7 +870,11 @@ int gr_kube_mgr_metrics_text(gr_kube_mgr *m, gr_buf *out)
                                   .ncache = m->ncache,
                                   .leader_election = m->leader_elect,
                                   .lease_name = m->lease_name,
-                                  .is_leader = atomic_load(&m->leading)};
+                                  .is_leader = atomic_load(&m->leading),
+                                  .client = m->c != NULL,
+                                  .client_requests = m->c ? gr_kube_client_requests(m->c) : 0,
+                                  .client_connections =
+                                      m->c ? gr_kube_client_connections(m->c) : 0};
     int rc = gr_kube_metrics_render(&s, out);
     for (size_t i = 0; i < m->ncollector && rc == GR_OK; i++)
         rc = m->collectors[i].fn(m->collectors[i].ctx, out);

@@ -153,6 +153,18 @@ int gr_kube_metrics_render(const gr_kube_metrics_snapshot *s, gr_buf *out)
         R(uline(out, "leader_election_master_status", "name", s->lease_name ? s->lease_name : "",
                 NULL, NULL, s->is_leader ? 1 : 0));
     }
+    if (s->client) {
+        char num[32];
+        R(head(out, "gpuready_kube_client_requests_total", "counter",
+               "Requests sent to the API server (watches included)."));
+        snprintf(num, sizeof num, "%llu", (unsigned long long)s->client_requests);
+        R(gr_buf_printf(out, "gpuready_kube_client_requests_total %s\n", num));
+        R(head(out, "gpuready_kube_client_connections_total", "counter",
+               "Connections opened to the API server (each a TLS handshake over https); the "
+               "other requests reused an open connection."));
+        snprintf(num, sizeof num, "%llu", (unsigned long long)s->client_connections);
+        R(gr_buf_printf(out, "gpuready_kube_client_connections_total %s\n", num));
+    }
     if (s->ncache) {
         R(head(out, "gpuready_informer_synced", "gauge",
                "Whether the shared informer's cache has synced (1) or not (0)."));

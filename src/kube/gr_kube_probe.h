@@ -71,6 +71,8 @@ typedef struct gr_kube_metrics_snapshot {
     bool leader_election;
     const char *lease_name;
     bool is_leader;
+    bool client; /* the API client's counters below are filled */
+    uint64_t client_requests, client_connections;
 } gr_kube_metrics_snapshot;
 
 /* Pure: append the exposition text. Label values are escaped (\\, \", \n). */

@@ -13,7 +13,18 @@
 #include "gr_log.h"
 #include "kube_internal.h"
 
-#define POOL_MAX 16
+/* The pool of easy handles is the connection cache: libcurl keeps a
+ * connection in the easy handle that used it (CURLOPT_MAXCONNECTS 1 per
+ * handle), so an idle handle in the pool is an idle connection and the pool
+ * bounds them (GR_KUBE_MAX_IDLE_CONNS). The connection cache is deliberately
+ * not in the CURLSH: libcurl does not support sharing connections between
+ * concurrent threads (CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT), and its
+ * shared cache counts connections in use (every open watch) against
+ * CURLOPT_MAXCONNECTS, so with more watches than that limit each finished
+ * request closed its connection and the next one paid a new TLS handshake
+ * (most of gpuready-manager's CPU, issue 19). Handles are taken LIFO: the
+ * most recently used connection is reused first. */
+#define POOL_MAX GR_KUBE_MAX_IDLE_CONNS
 
 struct gr_kube_client {
     gr_kube_config cfg; /* deep copy */
@@ -27,7 +38,8 @@ struct gr_kube_client {
     char *connect_to; /* CURLOPT_CONNECT_TO entry for tls-server-name */
     char user_agent[128];
     atomic_uint_fast64_t nreq;
-    const gr_kube_backend *be; /* NULL = libcurl */
+    atomic_uint_fast64_t nconn; /* connections opened (on_sockopt) */
+    const gr_kube_backend *be;  /* NULL = libcurl */
     void *bctx;
 };
 
@@ -141,7 +153,7 @@ int gr_kube_client_new(const gr_kube_config *cfg, gr_kube_client **out, gr_err *
     curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
     curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    /* not CURL_LOCK_DATA_CONNECT: see POOL_MAX */
 
     /* tls-server-name: address the URL by that name and connect to the real
      * host, so SNI and certificate verification use the override. */
@@ -261,6 +273,11 @@ int gr_kube_client_wait_burst(gr_kube_client *c, int n, const atomic_int *cancel
     return wait > 0 ? gr_kube_sleep_ns(wait, cancel) : GR_OK;
 }
 
+uint64_t gr_kube_client_connections(const gr_kube_client *c)
+{
+    return atomic_load(&c->nconn);
+}
+
 static CURL *handle_get(gr_kube_client *c)
 {
     CURL *h = NULL;
@@ -361,6 +378,16 @@ static int on_progress(void *u, curl_off_t dt, curl_off_t dn, curl_off_t ut, cur
     return 0;
 }
 
+/* Called for every socket libcurl connects: counts new connections. */
+static int on_sockopt(void *u, curl_socket_t fd, curlsocktype purpose)
+{
+    (void)fd;
+    gr_kube_client *c = u;
+    if (purpose == CURLSOCKTYPE_IPCXN)
+        atomic_fetch_add(&c->nconn, 1);
+    return CURL_SOCKOPT_OK;
+}
+
 static int perform(gr_kube_client *c, const char *method, const char *path,
                    const char *content_type, const char *body, size_t body_len,
                    const gr_kube_opts *o, long idle_s, xfer *x, gr_err *err)
@@ -402,6 +429,10 @@ static int perform(gr_kube_client *c, const char *method, const char *path,
     hdr = curl_slist_append(hdr, "Expect:");
     curl_easy_setopt(h, CURLOPT_URL, gr_buf_cstr(&url));
     curl_easy_setopt(h, CURLOPT_SHARE, c->share);
+    curl_easy_setopt(h, CURLOPT_MAXCONNECTS, 1L); /* this handle's own connection */
+    curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, (long)GR_KUBE_IDLE_CONN_MAX_AGE_S);
+    curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, on_sockopt);
+    curl_easy_setopt(h, CURLOPT_SOCKOPTDATA, c);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
     curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -472,8 +503,8 @@ static int perform(gr_kube_client *c, const char *method, const char *path,
         else
             rc = gr_err_set(err, GR_EIO, "%s %s%s: %s", method, c->url_base, path,
                             curl_easy_strerror(cc));
-        /* a broken connection must not go back to the pool's cache: the
-         * share keeps connections, curl drops broken ones itself. */
+        /* a broken connection does not stay in the handle: libcurl closes
+         * a connection whose transfer failed or was aborted. */
     }
     handle_put(c, h);
     gr_buf_free(&url);

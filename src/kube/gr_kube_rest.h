@@ -9,9 +9,10 @@
  *   if (gr_kube_get(c, &GR_KUBE_PODS, "ns", "p", NULL, &pod, &st, &err) != GR_OK &&
  *       st.reason == GR_KUBE_REASON_NOT_FOUND) ...
  *
- * Transport: libcurl with a shared connection cache, DNS cache and TLS
- * session cache (CURLSH) and a pool of easy handles, so requests reuse
- * connections; HTTP/2 is negotiated when the config asks for it. Client-side
+ * Transport: libcurl. A pool of easy handles, each keeping the one
+ * connection it last used, so requests reuse connections (at most
+ * GR_KUBE_MAX_IDLE_CONNS idle); DNS and TLS sessions are shared (CURLSH).
+ * HTTP/2 is negotiated when the config asks for it. Client-side
  * rate limit (token bucket, QPS/burst), per-request timeouts, a cap on every
  * response body (GR_ETOOBIG past it), 429/Retry-After honoured (up to
  * GR_KUBE_MAX_RETRIES retries).
@@ -53,6 +54,15 @@
 #define GR_KUBE_MAX_RESPONSE       ((size_t)64 * 1024 * 1024) /* default body cap */
 #define GR_KUBE_MAX_RETRIES        5                          /* on 429 / Retry-After */
 #define GR_KUBE_LIST_PAGE          500                        /* gr_kube_list_all page size */
+/* Idle connections a client keeps for reuse (client-go's MaxIdleConnsPerHost,
+ * 25). A request takes an idle connection or opens one; an open watch holds
+ * its own, so watches never take connections from requests. Past this many
+ * idle ones a finished request's connection is closed. */
+#define GR_KUBE_MAX_IDLE_CONNS 25
+/* An idle connection older than this is not reused (closed, a new one
+ * opened): below the API server's 90 s idle timeout, so a request never goes
+ * out on a connection the server is closing. */
+#define GR_KUBE_IDLE_CONN_MAX_AGE_S 60
 
 /* ---- addressing -------------------------------------------------------- */
 
@@ -236,6 +246,11 @@ uint64_t gr_kube_client_requests(const gr_kube_client *c);
  * take the tokens meanwhile; the requests then wait as usual. GR_OK, or
  * GR_ECANCELED once *cancel (may be NULL) is non-zero. */
 int gr_kube_client_wait_burst(gr_kube_client *c, int n, const atomic_int *cancel);
+
+/* Connections opened so far (each a TCP connect, and a TLS handshake over
+ * https); requests minus connections were sent on a reused connection. 0 on
+ * a non-libcurl backend. For tests/metrics. */
+uint64_t gr_kube_client_connections(const gr_kube_client *c);
 
 /* ---- backend table ------------------------------------------------------
  * The two lowest calls (gr_kube_request, gr_kube_request_stream) dispatch

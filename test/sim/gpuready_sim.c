@@ -2,8 +2,9 @@
  * gpuready-sim — the simulated GPU cluster's helper (test infrastructure;
  * docs/simulated-cluster.md). scripts/cluster runs it:
  *
- *   gpuready-sim nodes --count N --platform P --gpu G
- *       print a v1 List of N fake GPU nodes (JSON) for `kubectl apply -f -`
+ *   gpuready-sim nodes --count N --platform P --gpu G [--spec FILE]
+ *       print a v1 List of N fake GPU nodes (JSON) for `kubectl apply -f -`,
+ *       shaped by the spec's node faults (gpus)
  *   gpuready-sim check-spec FILE
  *       validate a fault spec (exit 0, or 2 with the reason)
  *   gpuready-sim policy --spec FILE
@@ -39,7 +40,7 @@ static int64_t now_ns(void)
 static int usage(void)
 {
     fprintf(stderr,
-            "usage: gpuready-sim nodes --count N --platform P --gpu G\n"
+            "usage: gpuready-sim nodes --count N --platform P --gpu G [--spec FILE]\n"
             "       gpuready-sim check-spec FILE\n"
             "       gpuready-sim policy --spec FILE\n"
             "       gpuready-sim watch --spec FILE --gpu G --dir DIR\n"
@@ -84,12 +85,19 @@ static int cmd_nodes(int argc, char **argv)
         fprintf(stderr, "gpuready-sim: --count: \"%s\" is not a whole number\n", count);
         return 2;
     }
+    gr_sim_spec s;
+    int lrc = load_spec(opt(argc, argv, "--spec"), &s);
+    if (lrc != 0)
+        return lrc;
     json_t *list;
     gr_err err = {0};
-    if (gr_sim_nodes(n, platform ? platform : "onprem", gpu ? gpu : "h100", &list, &err) != GR_OK) {
+    if (gr_sim_nodes_spec(n, platform ? platform : "onprem", gpu ? gpu : "h100", &s, &list, &err) !=
+        GR_OK) {
+        gr_sim_spec_free(&s);
         fprintf(stderr, "gpuready-sim: %s\n", err.msg);
         return 2;
     }
+    gr_sim_spec_free(&s);
     int rc = json_dumpf(list, stdout, JSON_COMPACT) == 0 ? 0 : 1;
     putchar('\n');
     json_decref(list);

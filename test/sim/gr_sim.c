@@ -220,7 +220,8 @@ static int parse_timed(const json_t *v, const char *where, gr_sim_timed *t, gr_e
 
 static int parse_node(const json_t *v, size_t i, gr_sim_node_fault *f, gr_err *err)
 {
-    static const char *const keys[] = {"name", "busbwGBps", "dcgm", "notReady", "cordon", NULL};
+    static const char *const keys[] = {"name",   "busbwGBps", "dcgm", "notReady",
+                                       "cordon", "gpus",      NULL};
     static const char *const dkeys[] = {"fail", "test", "message", "exitCode", NULL};
     char where[64];
     snprintf(where, sizeof where, "nodes[%zu]", i);
@@ -231,12 +232,15 @@ static int parse_node(const json_t *v, size_t i, gr_sim_node_fault *f, gr_err *e
         return rc;
     memset(f, 0, sizeof *f);
     f->busbw_gbps = -1;
+    f->gpus = -1;
     f->dcgm_exit_code = 1;
     if ((rc = get_string(v, "name", where, f->name, sizeof f->name, 1, err)) != GR_OK)
         return rc;
     if (f->name[0] == '\0')
         return gr_err_set(err, GR_EINVAL, "%s.name: must not be empty", where);
     if ((rc = get_number(v, "busbwGBps", where, 0, 100000, &f->busbw_gbps, err)) != GR_OK)
+        return rc;
+    if ((rc = get_int(v, "gpus", where, 0, 64, &f->gpus, err)) != GR_OK)
         return rc;
     json_t *d = json_object_get(v, "dcgm");
     if (d != NULL) {
@@ -276,20 +280,28 @@ static int parse_node(const json_t *v, size_t i, gr_sim_node_fault *f, gr_err *e
 
 static int parse_job(const json_t *v, size_t i, gr_sim_job_fault *f, gr_err *err)
 {
-    static const char *const keys[] = {"name", "namespace", "exitCode", NULL};
+    static const char *const keys[] = {"name", "node", "namespace", "exitCode", "message", NULL};
     char where[64];
     snprintf(where, sizeof where, "trainJobs[%zu]", i);
     if (!json_is_object(v))
-        return gr_err_set(err, GR_EINVAL, "%s: must be a mapping with a name", where);
+        return gr_err_set(err, GR_EINVAL, "%s: must be a mapping with a name or a node", where);
     int rc = keys_only(v, where, keys, err);
     if (rc != GR_OK)
         return rc;
     memset(f, 0, sizeof *f);
     f->exit_code = 1;
-    if ((rc = get_string(v, "name", where, f->name, sizeof f->name, 1, err)) != GR_OK)
+    if ((rc = get_string(v, "name", where, f->name, sizeof f->name, 0, err)) != GR_OK)
         return rc;
+    if ((rc = get_string(v, "node", where, f->node, sizeof f->node, 0, err)) != GR_OK)
+        return rc;
+    if (f->name[0] == '\0' && f->node[0] == '\0')
+        return gr_err_set(err, GR_EINVAL,
+                          "%s: needs a name (the TrainJob's) or a node (its pods' node), or both",
+                          where);
     if ((rc = get_string(v, "namespace", where, f->namespace_, sizeof f->namespace_, 0, err)) !=
         GR_OK)
+        return rc;
+    if ((rc = get_string(v, "message", where, f->message, sizeof f->message, 0, err)) != GR_OK)
         return rc;
     return get_int(v, "exitCode", where, 1, 255, &f->exit_code, err);
 }
@@ -769,6 +781,12 @@ static json_t *make_node(size_t i, size_t n, const char *platform, const gr_sim_
 
 int gr_sim_nodes(size_t n, const char *platform, const char *gpu, json_t **out, gr_err *err)
 {
+    return gr_sim_nodes_spec(n, platform, gpu, NULL, out, err);
+}
+
+int gr_sim_nodes_spec(size_t n, const char *platform, const char *gpu, const gr_sim_spec *s,
+                      json_t **out, gr_err *err)
+{
     *out = NULL;
     if (n < 1 || n > GR_SIM_MAX_NODES)
         return gr_err_set(err, GR_EINVAL, "--gpu-nodes: %zu is out of range [1, %d]", n,
@@ -793,6 +811,16 @@ int gr_sim_nodes(size_t n, const char *platform, const char *gpu, json_t **out, 
         if (node == NULL || json_array_append_new(items, node) != 0) {
             json_decref(list);
             return gr_err_set(err, GR_ENOMEM, "out of memory");
+        }
+        const char *name =
+            json_string_value(json_object_get(json_object_get(node, "metadata"), "name"));
+        const gr_sim_node_fault *nf = gr_sim_spec_node(s, name ? name : "");
+        if (nf != NULL && nf->gpus >= 0) {
+            char buf[16];
+            snprintf(buf, sizeof buf, "%d", nf->gpus);
+            json_t *st = json_object_get(node, "status");
+            set_str(json_object_get(st, "capacity"), "nvidia.com/gpu", buf);
+            set_str(json_object_get(st, "allocatable"), "nvidia.com/gpu", buf);
         }
     }
     *out = list;
@@ -951,11 +979,17 @@ int gr_sim_pod_plan(const gr_sim_spec *s, const char *gpu, const json_t *pod, gr
     const char *tj = jstr(labels, "jobset.sigs.k8s.io/jobset-name");
     if (tj[0] == '\0')
         tj = jstr(labels, "trainer.kubeflow.org/trainjob-name");
+    /* By node: the pods that use the node's GPUs; a pod without GPUs (an
+     * MPI launcher) is no rank there and does not crash with them. */
+    int gpu_pod = gr_sim_pod_gpus(pod) > 0;
     for (size_t i = 0; s != NULL && tj[0] != '\0' && i < s->n_train_jobs; i++) {
         const gr_sim_job_fault *jf = &s->train_jobs[i];
-        if (strcmp(jf->name, tj) == 0 &&
-            (jf->namespace_[0] == '\0' || strcmp(jf->namespace_, out->namespace_) == 0))
+        if ((jf->name[0] == '\0' || strcmp(jf->name, tj) == 0) &&
+            (jf->node[0] == '\0' || (strcmp(jf->node, out->node) == 0 && gpu_pod)) &&
+            (jf->namespace_[0] == '\0' || strcmp(jf->namespace_, out->namespace_) == 0)) {
             out->exit_code = jf->exit_code;
+            out->job_fault = jf;
+        }
     }
     out->act = 1;
     return GR_OK;
@@ -1335,6 +1369,20 @@ int gr_sim_pod_log(const gr_sim_plan *p, const gr_sim_spec *s, const char *gpu, 
     logw w = {out, now_ns, GR_OK};
     const gr_sim_gpu *g = gr_sim_gpu_find(gpu);
     const gr_sim_node_fault *nf = gr_sim_spec_node(s, p->node);
+    if (p->job_fault != NULL) { /* the TrainJob's pod crashes: say why, whatever it runs */
+        line(&w, "gpuready-sim: simulated workload %s/%s on node %s (%s, %d GPUs)", p->namespace_,
+             p->name, p->node, g ? g->product : "unknown GPU", g ? g->gpus_per_node : 0);
+        if (p->job_fault->message[0] != '\0')
+            line(&w, "%s", p->job_fault->message);
+        else
+            line(&w, "gpuready-sim: injected TrainJob failure (trainJobs fault) on node %s",
+                 p->node);
+        line(&w, "gpuready-sim: finished with exit code %d", p->exit_code);
+        if (w.rc != GR_OK)
+            return gr_err_set(err, w.rc, "pod %s/%s: log larger than its cap", p->namespace_,
+                              p->name);
+        return GR_OK;
+    }
     switch (p->kind) {
     case GR_SIM_NCCL:
         nccl_log(&w, p, g, pod);

@@ -66,12 +66,22 @@ typedef struct gr_sim_node_fault {
     int dcgm_exit_code;
     gr_sim_timed not_ready;
     gr_sim_timed cordon;
+    int gpus; /* < 0: the GPU's count; else the node's nvidia.com/gpu capacity and allocatable
+               * (a GPU fell off the bus: the device plugin advertises fewer) */
 } gr_sim_node_fault;
 
+/* A failing TrainJob, matched by name and/or by node (at least one given):
+ * a pod of a JobSet (label jobset.sigs.k8s.io/jobset-name, i.e. a TrainJob)
+ * whose JobSet has that name, and/or that uses GPUs on that node (a pod
+ * without GPUs, such as an MPI launcher, is no rank there), exits with
+ * exit_code. By node targets the TrainJobs a controller names itself (the
+ * NVCRE Job controller's generated names). */
 typedef struct gr_sim_job_fault {
-    char name[GR_SIM_NAME_MAX];       /* TrainJob (= JobSet) name */
+    char name[GR_SIM_NAME_MAX];       /* TrainJob (= JobSet) name; "" = any */
+    char node[GR_SIM_NAME_MAX];       /* the pod's node; "" = any */
     char namespace_[GR_SIM_NAME_MAX]; /* "" = any namespace */
     int exit_code;
+    char message[256]; /* the failing pod's last log line ("" = a default) */
 } gr_sim_job_fault;
 
 typedef struct gr_sim_spec {
@@ -126,6 +136,10 @@ void gr_sim_node_name(size_t i, size_t n, char *out, size_t outsz);
  * discovery labels, providerID/instance type/topology/NIC resources per
  * platform. Deterministic for the same arguments. */
 int gr_sim_nodes(size_t n, const char *platform, const char *gpu, json_t **out, gr_err *err);
+/* As gr_sim_nodes(), with the spec's node faults that shape a node (gpus)
+ * applied; s may be NULL. */
+int gr_sim_nodes_spec(size_t n, const char *platform, const char *gpu, const gr_sim_spec *s,
+                      json_t **out, gr_err *err);
 
 /* ---------------------------------------------------------------- pods */
 
@@ -142,7 +156,8 @@ typedef struct gr_sim_plan {
     char container[GR_SIM_NAME_MAX]; /* first container */
     int exit_code;
     int64_t duration_ns;
-    double busbw_gbps; /* NCCL: the node's peak busbw */
+    double busbw_gbps;                 /* NCCL: the node's peak busbw */
+    const gr_sim_job_fault *job_fault; /* the trainJobs entry that fails it (borrowed), or NULL */
 } gr_sim_plan;
 
 /* Decide what a pod does. Acts on pods bound to a node, phase Running (KWOK

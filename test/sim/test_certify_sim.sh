@@ -4,7 +4,7 @@
 #
 #   test_certify_sim.sh GPUREADY_SIM GPUREADY GPUREADY_MANAGER
 #
-# One 12-node H100 cluster (AWS shapes) with test/sim/data/certify-faults.yaml,
+# One 13-node H100 cluster (AWS shapes) with test/sim/data/certify-faults.yaml,
 # CRDs, LogProfiles and gpuready-manager; Certification → Workflow → Job →
 # TrainJob (real Trainer) → JobSet → Jobs → pods bound by the real scheduler
 # on KWOK nodes → simulator logs → status → report. Cases, sharing the cluster:
@@ -13,7 +13,7 @@
 #      manager is killed with SIGKILL once the first Jobs exist and started
 #      again: the run finishes and no NVCRE Job, TrainJob or JobSet is
 #      duplicated (one TrainJob and one JobSet per Job, one Job per group);
-#  (b) a certification of every node catches the injected faults: DCGM fails
+#  (b) a certification of gpu-node-01..11 catches the injected faults: DCGM fails
 #      on gpu-node-09 (reason and the diagnostic's failure log in the report),
 #      gpu-node-11 cordoned mid-run fails the DCGM category, and the slow
 #      gpu-node-10 fails nccl-all-reduce alone with ThresholdViolation (a
@@ -21,7 +21,17 @@
 #      value in the message); its NCCL log (read through the API server)
 #      reports the low bus bandwidth;
 #  (d) deleting a Certification while its pods run removes every pod, Job,
-#      TrainJob and Workflow it started.
+#      TrainJob and Workflow it started;
+#  (e) a check pod that can never be placed (the fault spec's `unschedulable`
+#      entry): a Workflow (hand-authored from the catalog, its pod labelled
+#      for that entry, grace 5 s, timeoutPerJob 90s) on gpu-node-12 reports
+#      its Job WorkloadSchedulingBlocked with the scheduler's reason and
+#      relays JobSchedulingBlocked, then times the Job out (JobTimedOut,
+#      "... while its pods were unschedulable") and fails gpu-node-12;
+#  (f) a TrainJob that fails (every TrainJob pod on gpu-node-13 exits 3): a
+#      certification of gpu-node-13 fails it with WorkloadFailed naming the
+#      TrainJob, and the Job's failureLog has the pod's node, exit code and
+#      log. (e) and (f) run beside (b).
 # Exit 77 (skipped) with GR_SKIP_INTEGRATION=1 or GR_SKIP_E2E=1.
 set -euo pipefail
 trap 'echo "FAIL: line $LINENO: $BASH_COMMAND exited $?" >&2' ERR
@@ -82,7 +92,7 @@ trap cleanup EXIT
 
 KUBECTL=kubectl
 GR_SIM_HELPER=$helper "$root/scripts/cluster" up --ttl $((1800 * scale)) --timeout $W \
-  --gpu-nodes 12 --platform aws --gpu h100 --fault-spec "$here/data/certify-faults.yaml" "$dir"
+  --gpu-nodes 13 --platform aws --gpu h100 --fault-spec "$here/data/certify-faults.yaml" "$dir"
 eval "$("$root/scripts/cluster" env "$dir")"
 KUBECTL=$GR_KUBECTL
 k() { "$KUBECTL" "$@"; }
@@ -180,14 +190,55 @@ for j in $(k -n "$ns" get jobs.nvcre.nvidia.com -o jsonpath='{.items[*].metadata
 done
 ((dups)) || pass "(c) after the restart: 16 Jobs, 16 TrainJobs, 16 JobSets, one per group"
 
-# ---- (b) every node, faults injected
+# ---- (e) a check pod that stays Unschedulable, (f) a TrainJob that fails:
+# started now, checked after (b), so their waits overlap (b)'s run.
+# (e): a hand-authored Workflow from the catalog's dcgm-level1 on gpu-node-12
+# whose check pod carries the label the fault spec's `unschedulable` entry
+# selects (the simulator's admission policy gives it a nodeSelector no node
+# has), grace 5 s, timeoutPerJob 90s.
+k create namespace e2e-blocked >/dev/null
+spec=$("$gpuready" catalog show diagnostics/dcgm-level1 --platform aws --gpu h100 -o json)
+jq '{apiVersion: "nvcre.nvidia.com/v1alpha1", kind: "Workflow", metadata: {name: "blocked"},
+     spec: (.orchestration.target = {nodeNames: ["gpu-node-12"]}
+            | .orchestration.execution.timeoutPerJob = "90s"
+            | .jobTemplate.spec.schedulingStallGraceSeconds = 5
+            | .dependencies[0].spec.template.spec.replicatedJobs[0].template.spec.template.metadata.labels["sim.gpuready.io/stuck"] = "true")}' \
+  <<<"$spec" | k -n e2e-blocked apply -f - >/dev/null
+# (f): a certification of gpu-node-13, whose TrainJob pods exit 3.
+k create namespace e2e-trainfail >/dev/null
+k -n e2e-trainfail apply -f - >/dev/null <<'EOF'
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata:
+  name: trainfail
+spec:
+  target:
+    nodeNames: [gpu-node-13]
+  testScale: intra-node
+  categories:
+  - {domain: diagnostics, variant: dcgm-level1}
+EOF
+
+# ---- (b) gpu-node-01..11, faults injected
 ns=e2e-faults
 k create namespace "$ns" >/dev/null
 # busBandwidthGBps: the max over sizes of the Job's BandwidthMeasurement
 # (healthy H100 ~480 GB/s in the simulator, gpu-node-10 100 GB/s).
-g certify -n "$ns" --name faults --category diagnostics/dcgm-level1 \
-  --category communication/nccl-all-reduce --set testScale=intra-node \
-  --set 'thresholds={"busBandwidthGBps":"value >= 300"}' >/dev/null
+k -n "$ns" apply -f - >/dev/null <<'EOF'
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata:
+  name: faults
+spec:
+  target:
+    nodeNames: [gpu-node-01, gpu-node-02, gpu-node-03, gpu-node-04, gpu-node-05, gpu-node-06,
+                gpu-node-07, gpu-node-08, gpu-node-09, gpu-node-10, gpu-node-11]
+  testScale: intra-node
+  thresholds: {busBandwidthGBps: "value >= 300"}
+  categories:
+  - {domain: diagnostics, variant: dcgm-level1}
+  - {domain: communication, variant: nccl-all-reduce}
+EOF
 wait_for $W "(b) the faulty-cluster certification finished" cert_done "$ns" faults
 state=$(cert_state "$ns" faults)
 [[ $state == Failed ]] && pass "(b) certification Failed" || fail "(b) certification: $state, want Failed"
@@ -250,6 +301,82 @@ if [[ -n $slow && -n $ok ]] && awk -v s="$slow" -v o="$ok" 'BEGIN { exit !(s > 0
 else
   fail "(b) avg busbw: gpu-node-10 '$slow', gpu-node-01 '$ok' (want < 100 and a third of the healthy one)"
 fi
+
+# ---- (e) the Unschedulable path
+ns=e2e-blocked
+job_cond() { # JOB TYPE -> "status|reason|message" of the Job's condition TYPE
+  k -n "$ns" get jobs.nvcre.nvidia.com "$1" \
+    -o "jsonpath={range .status.conditions[?(@.type==\"$2\")]}{.status}|{.reason}|{.message}{end}" 2>/dev/null
+}
+wf_cond() { # TYPE -> "status|reason|message" of the Workflow's condition TYPE
+  k -n "$ns" get workflow blocked \
+    -o "jsonpath={range .status.conditions[?(@.type==\"$1\")]}{.status}|{.reason}|{.message}{end}" 2>/dev/null
+}
+bjob=
+seen=
+wf_failed() { [[ $(wf_cond Failed) == True\|* ]]; }
+blocked_seen() {
+  bjob=$(k -n "$ns" get jobs.nvcre.nvidia.com -l nvcre.nvidia.com/workflow=blocked \
+    -o jsonpath='{.items[0].metadata.name}' 2>/dev/null) || return 1
+  [[ -n $bjob ]] || return 1
+  local c w
+  c=$(job_cond "$bjob" InProgress)
+  w=$(wf_cond InProgress)
+  [[ $c == "True|WorkloadSchedulingBlocked|"* && $w == "True|JobSchedulingBlocked|"* ]] || return 1
+  seen=1
+}
+# stops early when the Workflow already failed (then the blocked state was missed)
+blocked_or_failed() { blocked_seen || wf_failed; }
+wait_for $W "(e) the blocked Job and its Workflow report scheduling blocked (or the Workflow failed)" \
+  blocked_or_failed || true
+[[ -n $seen ]] || fail "(e) never saw the Job WorkloadSchedulingBlocked and the Workflow JobSchedulingBlocked"
+if [[ -n $seen ]]; then
+  c=$(job_cond "$bjob" InProgress)
+  # JOB-61 JOB-81: past the 5 s grace the Job reports WorkloadSchedulingBlocked;
+  # JOB-80: its message relays the scheduler's diagnosis (PodScheduled).
+  [[ $c == "True|WorkloadSchedulingBlocked|Workload pods are unschedulable: "*"didn't match Pod's node affinity/selector"* ]] \
+    && pass "(e) Job $bjob: ${c:0:200}" \
+    || fail "(e) Job $bjob InProgress: '$c', want WorkloadSchedulingBlocked relaying the scheduler's node affinity/selector message"
+  # JOB-57: schedulingBlockedSince is set while blocked.
+  since=$(k -n "$ns" get jobs.nvcre.nvidia.com "$bjob" -o 'jsonpath={.status.schedulingBlockedSince}')
+  [[ -n $since ]] && pass "(e) schedulingBlockedSince $since" || fail "(e) no schedulingBlockedSince on Job $bjob"
+  w=$(wf_cond InProgress)
+  [[ $w == "True|JobSchedulingBlocked|"*"; job $bjob scheduling blocked: Workload pods are unschedulable: "* ]] \
+    && pass "(e) Workflow relays it: ${w:0:200}" \
+    || fail "(e) Workflow InProgress: '$w', want JobSchedulingBlocked naming job $bjob"
+fi
+wait_for $W "(e) the blocked Workflow failed (timeoutPerJob)" wf_failed || true
+if [[ -n $bjob ]]; then
+  # JOB-49 JOB-62: the Workflow times the never-scheduled Job out.
+  c=$(job_cond "$bjob" Failed)
+  [[ $c == "True|JobTimedOut|Job exceeded timeoutPerJob while its pods were unschedulable" ]] \
+    && pass "(e) Job $bjob Failed: JobTimedOut, while its pods were unschedulable" \
+    || fail "(e) Job $bjob Failed: '$c', want JobTimedOut while its pods were unschedulable"
+fi
+# JOB-76: the node is recorded failed with a FailedNode reason.
+r=$(k -n "$ns" get workflow blocked -o json | jq -r '.status.nodeResults["gpu-node-12"] | "\(.result) \(.reason)"')
+[[ $r == "Failed WorkloadFailed" ]] && pass "(e) gpu-node-12 Failed WorkloadFailed" \
+  || fail "(e) gpu-node-12 in the Workflow's nodeResults: '$r', want Failed WorkloadFailed"
+
+# ---- (f) a failing TrainJob
+ns=e2e-trainfail
+wait_for $W "(f) the gpu-node-13 certification finished" cert_done "$ns" trainfail
+state=$(cert_state "$ns" trainfail)
+[[ $state == Failed ]] && pass "(f) certification Failed" || fail "(f) certification: $state, want Failed"
+report=$(g report -n "$ns" trainfail -o json)
+r=$(node_result diagnostics/dcgm-level1 gpu-node-13)
+# JOB-76: the failed TrainJob fails its node with WorkloadFailed, the
+# message naming the workload.
+[[ $r == "Failed WorkloadFailed Workload $ns/"*" failed"* ]] && pass "(f) gpu-node-13: ${r:0:200}" \
+  || fail "(f) gpu-node-13 in dcgm-level1: '$r', want Failed WorkloadFailed naming the TrainJob"
+tj=$(k -n "$ns" get trainjobs -o jsonpath='{.items[0].metadata.name}')
+tjf=$(k -n "$ns" get trainjob "$tj" -o 'jsonpath={.status.conditions[?(@.type=="Failed")].status}')
+[[ $tjf == True ]] && pass "(f) TrainJob $tj Failed" || fail "(f) TrainJob '$tj' Failed condition: '$tjf', want True"
+# JOB-74: the failureLog names the pod's node, its exit code and log tail.
+fl=$(k -n "$ns" get jobs.nvcre.nvidia.com -o json | jq -r '.items[0].status.failureLog
+     | "\(.nodeName) \(.exitCode) \(.tail | tostring | contains("NCCL WARN socketStartConnect"))"')
+[[ $fl == "gpu-node-13 3 true" ]] && pass "(f) failureLog: gpu-node-13, exit code 3, the injected NCCL WARN" \
+  || fail "(f) failureLog: '$fl', want 'gpu-node-13 3 true'"
 
 # ---- (d) deleting a Certification removes every pod it started
 ns=e2e-delete

@@ -90,6 +90,11 @@ static void test_spec_errors(void **state)
     expect_error("unschedulable: [{podSelector: {matchLabels: {a: 1}}}]",
                  "matchLabels.a: must be a string");
     expect_error("trainJobs: {name: x}", "spec.trainJobs: must be a list");
+    expect_error("trainJobs: [{exitCode: 3}]", "trainJobs[0]: needs a name");
+    expect_error("trainJobs: [{node: a, exitCode: 0}]", "trainJobs[0].exitCode");
+    expect_error("trainJobs: [{node: a, pod: b}]", "trainJobs[0].pod: unknown field");
+    expect_error("nodes: [{name: a, gpus: -1}]", "nodes[0].gpus: must be an integer in [0, 64]");
+    expect_error("nodes: [{name: a, gpus: two}]", "nodes[0].gpus");
     expect_error("a: 1\n---\nb: 2\n", "one YAML document expected");
     expect_error("nodes: [", "f.yaml");
 }
@@ -357,6 +362,80 @@ static void test_plan_trainjob_and_skips(void **state)
     gr_sim_spec_free(&s);
 }
 
+/* A node that advertises fewer GPUs than it has (a GPU fell off the bus):
+ * capacity and allocatable say so, the labels still say 8, so a pod asking
+ * for 8 cannot be placed there. */
+static void test_nodes_gpus_fault(void **state)
+{
+    (void)state;
+    static const char y[] = "nodes: [{name: gpu-node-02, gpus: 7}, {name: gpu-node-09, gpus: 0}]";
+    gr_sim_spec s;
+    assert_int_equal(gr_sim_spec_parse(y, sizeof y - 1, "f", &s, NULL), GR_OK);
+    json_t *list;
+    assert_int_equal(gr_sim_nodes_spec(4, "aws", "h100", &s, &list, NULL), GR_OK);
+    json_t *items = json_object_get(list, "items");
+    assert_string_equal(capacity(json_array_get(items, 0), "nvidia.com/gpu"), "8");
+    json_t *n = json_array_get(items, 1);
+    assert_string_equal(capacity(n, "nvidia.com/gpu"), "7");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(n, "status"), "allocatable"), "nvidia.com/gpu")),
+        "7");
+    assert_string_equal(label(n, "nvidia.com/gpu.count"), "8");
+    json_decref(list);
+    gr_sim_spec_free(&s);
+}
+
+/* trainJobs by node: the TrainJobs a controller names itself fail when
+ * their pods run on that node; other nodes' and non-JobSet pods do not. */
+static void test_plan_trainjob_by_node(void **state)
+{
+    (void)state;
+    static const char y[] =
+        "trainJobs:\n"
+        "- {node: gpu-node-05, exitCode: 7, message: \"NCCL WARN Cuda failure 'unspecified launch "
+        "failure'\"}\n";
+    gr_sim_spec s;
+    gr_err err = {0};
+    assert_int_equal(gr_sim_spec_parse(y, sizeof y - 1, "f", &s, &err), GR_OK);
+    gr_sim_plan plan;
+    json_t *p = gpus(pod("gpu-node-05", "/usr/local/bin/preflight-dcgm-diag",
+                         "{\"jobset.sigs.k8s.io/jobset-name\":\"job-x7k2p-workload\"}"),
+                     8);
+    assert_int_equal(gr_sim_pod_plan(&s, "h100", p, &plan, NULL), GR_OK);
+    assert_true(plan.act);
+    assert_int_equal(plan.kind, GR_SIM_DCGM);
+    assert_int_equal(plan.exit_code, 7);
+    assert_ptr_equal(plan.job_fault, &s.train_jobs[0]);
+    gr_buf log = GR_BUF_INIT(1 << 20);
+    assert_int_equal(gr_sim_pod_log(&plan, &s, "h100", p, 0, &log, NULL), GR_OK);
+    assert_non_null(strstr(log.data, "NCCL WARN Cuda failure 'unspecified launch failure'"));
+    assert_non_null(strstr(log.data, "finished with exit code 7"));
+    assert_null(strstr(log.data, "Successfully ran diagnostic"));
+    gr_buf_free(&log);
+    json_decref(p);
+    p = gpus(pod("gpu-node-06", "/usr/local/bin/preflight-dcgm-diag",
+                 "{\"jobset.sigs.k8s.io/jobset-name\":\"job-x7k2p-workload\"}"),
+             8);
+    assert_int_equal(gr_sim_pod_plan(&s, "h100", p, &plan, NULL), GR_OK);
+    assert_int_equal(plan.exit_code, 0);
+    assert_null(plan.job_fault);
+    json_decref(p);
+    /* the same TrainJob's MPI launcher (no GPUs) on gpu-node-05 runs no rank
+     * there: it does not crash */
+    p = pod("gpu-node-05", "mpirun all_reduce_perf",
+            "{\"jobset.sigs.k8s.io/jobset-name\":\"job-x7k2p-workload\"}");
+    assert_int_equal(gr_sim_pod_plan(&s, "h100", p, &plan, NULL), GR_OK);
+    assert_int_equal(plan.exit_code, 0);
+    assert_null(plan.job_fault);
+    json_decref(p);
+    p = pod("gpu-node-05", "python x.py", "{}"); /* not a TrainJob's pod */
+    assert_int_equal(gr_sim_pod_plan(&s, "h100", p, &plan, NULL), GR_OK);
+    assert_int_equal(plan.exit_code, 0);
+    json_decref(p);
+    gr_sim_spec_free(&s);
+}
+
 static void test_groups_slowest_node(void **state)
 {
     (void)state;
@@ -513,6 +592,8 @@ int main(void)
         cmocka_unit_test(test_plan_nccl_slow),
         cmocka_unit_test(test_plan_dcgm_fail),
         cmocka_unit_test(test_plan_trainjob_and_skips),
+        cmocka_unit_test(test_plan_trainjob_by_node),
+        cmocka_unit_test(test_nodes_gpus_fault),
         cmocka_unit_test(test_stream),
         cmocka_unit_test(test_groups_slowest_node),
         cmocka_unit_test(test_groups_launcher_without_gpus),
