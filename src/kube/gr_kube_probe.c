@@ -289,7 +289,7 @@ static enum MHD_Result on_req(void *cls, struct MHD_Connection *conn, const char
         *upload_size = 0;
         return MHD_YES;
     }
-    gr_buf body = GR_BUF_INIT(4 * 1024 * 1024);
+    gr_buf body = GR_BUF_INIT(GR_KUBE_HTTP_MAX_BODY);
     int http = 404;
     const char *ctype = "text/plain; charset=utf-8";
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
@@ -298,7 +298,13 @@ static enum MHD_Result on_req(void *cls, struct MHD_Connection *conn, const char
     } else {
         gr_buf q = GR_BUF_INIT(4096);
         MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, add_query, &q);
-        if (h->fn(h->ctx, url, gr_buf_cstr(&q), &body, &http, &ctype) != GR_OK) {
+        int rc = h->fn(h->ctx, url, gr_buf_cstr(&q), &body, &http, &ctype);
+        if (rc != GR_OK) {
+            gr_log(GR_LOG_ERROR, "http", "cannot answer", GR_KV_STR("path", url),
+                   GR_KV_STR("error", gr_rc_name(rc)),
+                   GR_KV_STR("hint", rc == GR_ETOOBIG ? "the response is over GR_KUBE_HTTP_MAX_BODY"
+                                                      : "see earlier log lines"),
+                   GR_KV_END);
             gr_buf_reset(&body);
             http = 500;
             gr_buf_puts(&body, "internal error\n");

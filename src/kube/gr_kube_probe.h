@@ -100,7 +100,13 @@ int gr_kube_bind_parse(const char *addr, bool *off, uint32_t *ipv4_host_order, i
 
 /* ---- server ------------------------------------------------------------ */
 
-/* Fill body (capped at 4 MiB) and *http for `path` (the query string is in
+/* Cap on one response body. /metrics is the large one: the NCCL gauges are
+ * per measurement and message size (7.5 MB at 256 nodes x 2 categories,
+ * which overran the former 4 MiB cap and answered 500), so this allows a
+ * 2,000-node certification. Past it the handler answers 500 and logs why. */
+#define GR_KUBE_HTTP_MAX_BODY ((size_t)64 * 1024 * 1024)
+
+/* Fill body (capped at GR_KUBE_HTTP_MAX_BODY) and *http for `path` (the query string is in
  * `query`, "" when none). *ctype: a static content type. */
 typedef int (*gr_kube_http_fn)(void *ctx, const char *path, const char *query, gr_buf *body,
                                int *http, const char **ctype);
