@@ -19,35 +19,11 @@
 #include "gr_nvcre_cert.h"
 #include "gr_nvcre_types.h"
 #include "gr_yaml.h"
+#include "nvcre_test_fixture.h"
 
-#define NOW (1767225600LL * 1000000000LL) /* 2026-01-01T00:00:00Z */
 #define MIN (60LL * 1000000000LL)
 /* naming.Truncate("c1-communication-nccl-all-reduce", 31) */
 #define WF1 "c1-communication-nccl-all-16989"
-
-static gr_nvcre_catalog *cat;
-
-static int setup(void **state)
-{
-    (void)state;
-    return gr_nvcre_catalog_load(&cat, NULL) == GR_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    gr_nvcre_catalog_free(cat);
-    return 0;
-}
-
-static json_t *yaml(const char *s)
-{
-    json_t *v = NULL;
-    gr_err err;
-    if (gr_yaml_load_one(s, strlen(s), "test", &v, &err) != GR_OK)
-        fail_msg("yaml: %s", err.msg);
-    return v;
-}
 
 static const char *CERT = "apiVersion: nvcre.nvidia.com/v1alpha1\n"
                           "kind: Certification\n"

@@ -21,33 +21,9 @@
 #include "gr_nvcre_detect.h"
 #include "gr_nvcre_types.h"
 #include "gr_yaml.h"
+#include "nvcre_test_fixture.h"
 
-#define NOW (1767225600LL * 1000000000LL) /* 2026-01-01T00:00:00Z */
 #define MIN (60LL * 1000000000LL)
-
-static gr_nvcre_catalog *cat;
-
-static int setup(void **state)
-{
-    (void)state;
-    return gr_nvcre_catalog_load(&cat, NULL) == GR_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    gr_nvcre_catalog_free(cat);
-    return 0;
-}
-
-static json_t *yaml(const char *s)
-{
-    json_t *v = NULL;
-    gr_err err;
-    if (gr_yaml_load_one(s, strlen(s), "test", &v, &err) != GR_OK)
-        fail_msg("yaml: %s", err.msg);
-    return v;
-}
 
 /* A Node; alloc is a YAML flow map for status.allocatable or NULL. */
 static json_t *node(const char *name, const char *provider, const char *product, const char *alloc)

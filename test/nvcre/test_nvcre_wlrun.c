@@ -19,32 +19,7 @@
 #include "gr_nvcre_types.h"
 #include "gr_nvcre_wlrun.h"
 #include "gr_yaml.h"
-
-#define NOW (1767225600LL * 1000000000LL)
-
-static gr_nvcre_catalog *cat;
-
-static int setup(void **state)
-{
-    (void)state;
-    return gr_nvcre_catalog_load(&cat, NULL) == GR_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    gr_nvcre_catalog_free(cat);
-    return 0;
-}
-
-static json_t *yaml(const char *s)
-{
-    json_t *v = NULL;
-    gr_err err;
-    if (gr_yaml_load_one(s, strlen(s), "test", &v, &err) != GR_OK)
-        fail_msg("yaml: %s", err.msg);
-    return v;
-}
+#include "nvcre_test_fixture.h"
 
 static json_t *build(const char *run_yaml, const char *plat, const char *arch)
 {
