@@ -234,8 +234,57 @@ static int set_failure_log(gr_nvcre_job_ctl *jc, const char *ns, const char *job
 
 /* ---- node health ------------------------------------------------------ */
 
+static int pod_active(const json_t *p)
+{
+    const char *phase = sget(json_object_get(p, "status"), "phase", NULL);
+    return !phase || strcmp(phase, "Running") == 0 || strcmp(phase, "Pending") == 0;
+}
+
+/* A node is blamed for good (failedNodes is additive), so a verdict from the
+ * pod cache is confirmed with a live read of the pod first: a cache that has
+ * not seen the pod finish yet must not fail the node it ran on. 1 when the
+ * pod is still running or pending on `node`; 0 when it is not, or when the
+ * read failed (the next pass judges again). */
+static int pod_still_on(gr_nvcre_job_ctl *jc, const char *ns, const json_t *cached,
+                        const char *node)
+{
+    const char *name = sget(json_object_get(cached, "metadata"), "name", NULL);
+    if (!name || !ns)
+        return 0;
+    /* A LIST by name, not a GET: the manager's role lists and watches
+     * pods, it does not get them (deploy/helm/.../rbac.yaml). */
+    char fs[320];
+    snprintf(fs, sizeof fs, "metadata.name=%s", name);
+    gr_kube_opts lo = {.field_selector = fs, .limit = 1};
+    json_t *list = NULL;
+    gr_kube_status st;
+    gr_kube_status_clear(&st);
+    if (gr_kube_list(jc->c, &GR_KUBE_PODS, ns, &lo, &list, &st, NULL) != GR_OK)
+        return 0;
+    const json_t *live = json_array_get(json_object_get(list, "items"), 0);
+    const char *ln = sget(json_object_get(live, "spec"), "nodeName", NULL);
+    int ok = live && pod_active(live) && ln && strcmp(ln, node) == 0;
+    json_decref(list);
+    return ok;
+}
+
+/* 1 when status.failedNodes already names `node` (no need to confirm). */
+static int node_listed_failed(const json_t *status, const char *node)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(status, GR_NVCRE_F_FAILED_NODES), i, e)
+    {
+        const char *nm = json_string_value(json_object_get(e, "name"));
+        if (nm && strcmp(nm, node) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* Evaluate the Job's expression over the Nodes of its running or pending
- * pods; mark HardwareFailed. Returns the number of newly failed nodes. */
+ * pods; mark HardwareFailed (each verdict confirmed by pod_still_on()).
+ * Returns the number of newly failed nodes. */
 static int check_nodes(gr_nvcre_job_ctl *jc, const json_t *job, const json_t *pods, json_t *status,
                        int64_t now)
 {
@@ -263,12 +312,8 @@ static int check_nodes(gr_nvcre_job_ctl *jc, const json_t *job, const json_t *po
     json_array_foreach(pods, i, p)
     {
         const char *node = sget(json_object_get(p, "spec"), "nodeName", NULL);
-        const char *phase = sget(json_object_get(p, "status"), "phase", NULL);
-        if (!node || !*node || json_object_get(seen, node))
+        if (!node || !*node || json_object_get(seen, node) || !pod_active(p))
             continue;
-        if (phase && strcmp(phase, "Running") != 0 && strcmp(phase, "Pending") != 0)
-            continue;
-        json_object_set_new(seen, node, json_true());
         json_t *n = NULL;
         if (gr_kube_cache_get(jc->nodes, node, &n, NULL) != GR_OK)
             continue; /* deleted nodes are ignored */
@@ -279,11 +324,16 @@ static int check_nodes(gr_nvcre_job_ctl *jc, const json_t *job, const json_t *po
                    GR_KV_STR("namespace", key_ns), GR_KV_STR("node", node),
                    GR_KV_STR("error", err.msg), GR_KV_END);
         } else if (matched && nf < sizeof failed / sizeof failed[0]) {
+            if (!node_listed_failed(status, node) && !pod_still_on(jc, key_ns, p, node)) {
+                json_decref(n); /* another pod may still hold this node */
+                continue;
+            }
             failed[nf++] =
                 json_string_value(json_object_get(json_object_get(n, "metadata"), "name"));
             json_object_set_new(seen, node, n); /* keep the name alive */
-            n = NULL;
+            continue;
         }
+        json_object_set_new(seen, node, json_true());
         json_decref(n);
     }
     gr_cel_program_free(prog);
