@@ -19,6 +19,12 @@
  * "name: value unit" line per figure.
  *
  *   build/dev/bench/nvcre/bench_nvcre_job [N=2000] [WORKERS=10]
+ *
+ * Measured (issue 15; median of three interleaved runs, nice, load 13-17, 2,000 Jobs, 10 workers):
+ * Job controller 0.202 -> 0.191 s CPU per 1,000 reconciles (finalizer in one write, no GET), no-op
+ * 0.097-0.104 s: 52 -> 55 % of the no-op ceiling (goal 50 %); 43-47 % when the poll was charged to
+ * the controller. Process RSS 227 MB (mostly the fake), the manager's own heap 9.1 MB. Real control
+ * plane: bench_job_real.sh and docs/nvcre-job.md § Benchmark.
  */
 #include <malloc.h>
 #include <math.h>
