@@ -746,19 +746,30 @@ static int reconcile_job(gr_nvcre_job_ctl *jc, const char *key, json_t *job, int
         return finalize(jc, job, ns, name, wl, requeue, err);
 
     if (!gr_kube_finalizer_has(job, GR_NVCRE_FINALIZER_JOB)) {
-        bool changed = false;
-        int rc =
-            gr_kube_finalizer_ensure(jc->c, &JOBS, ns, name, GR_NVCRE_FINALIZER_JOB, &changed, err);
-        if (rc == GR_ENOTFOUND || rc == GR_ESTATE)
-            return GR_OK;
-        if (rc != GR_OK)
-            return rc;
-        /* Our cached copy is older than the server's: the update event
-         * brings the Job back; acting on the stale copy would only make
-         * the status write conflict. */
-        if (!changed)
+        /* One update of our cached copy (a deep copy: ours to change), not
+         * a GET then an update: the resourceVersion it carries makes a
+         * stale copy a 409, and the newer version's watch event brings the
+         * Job back. The status is not written by this update (the status
+         * subresource). */
+        json_t *jmd = json_object_get(job, "metadata");
+        json_t *fins = json_object_get(jmd, "finalizers");
+        if (!json_is_array(fins)) {
+            fins = json_array();
+            if (!fins || json_object_set_new(jmd, "finalizers", fins) != 0)
+                return gr_err_set(err, GR_ENOMEM, "out of memory");
+        }
+        if (json_array_append_new(fins, json_string(GR_NVCRE_FINALIZER_JOB)) != 0)
+            return gr_err_set(err, GR_ENOMEM, "out of memory");
+        gr_kube_status st;
+        gr_kube_status_clear(&st);
+        int rc = gr_kube_update(jc->c, &JOBS, ns, job, NULL, NULL, &st, err);
+        if (rc == GR_OK || rc == GR_ENOTFOUND || st.reason == GR_KUBE_REASON_NOT_FOUND)
+            return GR_OK; /* the update event brings it back; a gone Job needs nothing */
+        if (st.reason == GR_KUBE_REASON_CONFLICT) {
             *requeue = GR_NVCRE_JOB_REQUEUE_IMMEDIATE_NS;
-        return GR_OK;
+            return GR_OK;
+        }
+        return rc;
     }
     if (!json_is_object(status)) {
         status = json_object();
@@ -806,7 +817,12 @@ static int reconcile_job(gr_nvcre_job_ctl *jc, const char *key, json_t *job, int
         meas_ensure(jc, job, ns, name);
         gm = meas_observe(jc, spec, status, ns, name, &stall, &o);
     }
+    int burst_waited = 0;
     if (!json_object_get(status, GR_NVCRE_F_WORKLOAD_REF)) {
+        /* The creating pass writes three times in a row (the workload, the
+         * status that records it, its Event): one wake-up for all three. */
+        gr_kube_client_wait_burst(jc->c, 3, NULL);
+        burst_waited = 1;
         try_create(jc, job, key, &o, msg, sizeof msg);
     } else {
         char wkey[GR_KUBE_KEY_MAX];
@@ -860,6 +876,9 @@ static int reconcile_job(gr_nvcre_job_ctl *jc, const char *key, json_t *job, int
     }
 
     int write = out.changed || out.want_failure_log || hw_added > 0;
+    if (write && !burst_waited)
+        gr_kube_client_wait_burst(
+            jc->c, 1 + (out.phase_event != 0) + (out.warn_create != 0) + (hw_added > 0), NULL);
     if (write) {
         gr_kube_status st;
         gr_kube_status_clear(&st);
