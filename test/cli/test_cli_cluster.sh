@@ -17,7 +17,7 @@ gr_skip_if_disabled
 gr_test_begin cli
 export GPUREADY_POLL_INTERVAL=200ms
 gr_kubectl apply --server-side -f "$here/../../deploy/crds/nvcre.nvidia.com_certifications.yaml" >/dev/null || exit 1
-gr_kubectl wait --for condition=Established crd/certifications.nvcre.nvidia.com --timeout 60s >/dev/null || exit 1
+gr_kwait --for condition=Established crd/certifications.nvcre.nvidia.com --timeout "$(gr_scale 60)s" || exit 1
 ctx=$(gr_kubectl config current-context)
 g() { "$gpuready" "$1" --kubeconfig "$GR_KUBECONFIG_ADMIN" --context "$ctx" -n "$GR_NS" "${@:2}"; }
 fail() { echo "FAIL: $*"; exit 1; }

@@ -39,8 +39,19 @@ kc apply --server-side --force-conflicts -f "$crds/trainer.kubeflow.org_trainjob
   -f "$crds/trainer.kubeflow.org_trainingruntimes.yaml" \
   -f "$crds/trainer.kubeflow.org_clustertrainingruntimes.yaml" \
   -f "$root/deploy/crds/nvcre.nvidia.com_jobs.yaml" >/dev/null || { echo "FAIL: CRD install"; exit 1; }
-kc wait --for condition=Established --timeout=60s crd/trainjobs.trainer.kubeflow.org \
-  crd/jobs.nvcre.nvidia.com >/dev/null || { echo "FAIL: CRDs not Established"; exit 1; }
+# kubectl wait gives up at once while a new CRD has no status.conditions yet
+# ("accessor error"): that only means "not yet", so it is retried.
+established=0
+for _ in $(seq 300); do
+  if out=$(kc wait --for condition=Established --timeout=60s crd/trainjobs.trainer.kubeflow.org \
+      crd/jobs.nvcre.nvidia.com 2>&1); then
+    established=1
+    break
+  fi
+  [[ $out == *"accessor error"* ]] || break
+  sleep 0.2
+done
+((established)) || { echo "FAIL: CRDs not Established: $out"; exit 1; }
 
 # The gr-lowpriv rights this test grants are taken back before it ends (also
 # on failure), and it waits until the API server's RBAC cache agrees, so the
