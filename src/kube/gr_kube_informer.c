@@ -162,6 +162,13 @@ static json_t *entry_obj(const gr_kube_store *s, const sentry *e)
     return gr_kube_cval_decode(s->keys, entry_blob(e), e->len);
 }
 
+/* The entry's object sharing what equals `like` with it
+ * (gr_kube_cval_decode_like). */
+static json_t *entry_obj_like(const gr_kube_store *s, const sentry *e, const json_t *like)
+{
+    return gr_kube_cval_decode_like(s->keys, entry_blob(e), e->len, like);
+}
+
 static sentry **entry_slot(const gr_kube_store *s, const char *key, uint32_t h)
 {
     if (!s->nb)
@@ -370,7 +377,7 @@ static sentry *entry_new(gr_kube_store *s, const char *key, const json_t *obj)
  * *changed is false when the stored resourceVersion was the same (the
  * stored object is kept). */
 static int store_put(gr_kube_store *s, const char *key, const json_t *obj, bool want_old,
-                     json_t **old, bool *existed, bool *changed, gr_err *err)
+                     bool share, json_t **old, bool *existed, bool *changed, gr_err *err)
 {
     *old = NULL;
     *changed = false;
@@ -396,7 +403,7 @@ static int store_put(gr_kube_store *s, const char *key, const json_t *obj, bool 
         return GR_OK; /* same version: nothing to do */
     }
     if (e0 && want_old) {
-        pre = entry_obj(s, e0);
+        pre = share ? entry_obj_like(s, e0, obj) : entry_obj(s, e0);
         pre_e = e0;
         memcpy(pre_rv, entry_rv(e0), (size_t)e0->rvlen + 1);
     }
@@ -436,7 +443,7 @@ static int store_put(gr_kube_store *s, const char *key, const json_t *obj, bool 
                 *old = pre;
                 pre = NULL;
             } else {
-                *old = entry_obj(s, e);
+                *old = share ? entry_obj_like(s, e, obj) : entry_obj(s, e);
             }
         }
         index_entry(s, e, false);
@@ -488,7 +495,7 @@ int gr_kube_store_upsert(gr_kube_store *s, const json_t *obj, json_t **old, bool
         return rc;
     json_t *prev = NULL;
     bool ch = false, existed = false;
-    rc = store_put(s, key, obj, old != NULL, &prev, &existed, &ch, err);
+    rc = store_put(s, key, obj, old != NULL, false, &prev, &existed, &ch, err);
     if (rc != GR_OK)
         return rc;
     if (!ch && old) /* unchanged: the previous object is still stored */
@@ -624,7 +631,7 @@ out:
  * store keeps a reference to it (or to what the transform made of it). When
  * `seen` is given (a relist in progress), the key is recorded there. */
 static int apply_obj(gr_kube_store *s, const gr_kube_informer_opts *o, int type, json_t *obj_in,
-                     gr_kube_map *seen, gr_err *err)
+                     gr_kube_map *seen, bool share, gr_err *err)
 {
     if (type == GR_KUBE_EV_BOOKMARK || type == GR_KUBE_EV_ERROR)
         return GR_OK;
@@ -652,7 +659,8 @@ static int apply_obj(gr_kube_store *s, const gr_kube_informer_opts *o, int type,
     }
     json_t *old = NULL;
     bool changed = false, existed = false;
-    rc = store_put(s, key, obj, o->handlers.on_update != NULL, &old, &existed, &changed, err);
+    rc =
+        store_put(s, key, obj, o->handlers.on_update != NULL, share, &old, &existed, &changed, err);
     if (rc == GR_OK && changed) {
         if (existed && old && o->handlers.on_update)
             o->handlers.on_update(o->handlers.ctx, old, obj);
@@ -689,7 +697,7 @@ static int finish_relist(gr_kube_store *s, const gr_kube_informer_opts *o, const
 int gr_kube_informer_apply_event(gr_kube_store *s, const gr_kube_informer_opts *o, int type,
                                  json_t *obj, gr_err *err)
 {
-    return apply_obj(s, o, type, obj, NULL, err);
+    return apply_obj(s, o, type, obj, NULL, false, err);
 }
 
 int gr_kube_informer_apply_list(gr_kube_store *s, const gr_kube_informer_opts *o,
@@ -702,7 +710,7 @@ int gr_kube_informer_apply_list(gr_kube_store *s, const gr_kube_informer_opts *o
     json_array_foreach(items, i, it)
     {
         gr_err e;
-        int r = apply_obj(s, o, GR_KUBE_EV_ADDED, it, &seen, &e);
+        int r = apply_obj(s, o, GR_KUBE_EV_ADDED, it, &seen, false, &e);
         if (r == GR_ENOMEM) {
             rc = gr_err_set(err, r, "%s", e.msg);
             break;
@@ -820,7 +828,7 @@ static int on_event(void *u, const gr_kube_watch_event *ev)
         wc->seen = NULL;
         wc->initial_done = ended = true;
     } else {
-        rc = apply_obj(inf->store, &inf->o, (int)ev->type, ev->object, wc->seen, &e);
+        rc = apply_obj(inf->store, &inf->o, (int)ev->type, ev->object, wc->seen, true, &e);
     }
     pthread_mutex_unlock(&inf->hmu);
     if (ended)
@@ -886,7 +894,8 @@ static int do_list(gr_kube_informer *inf, char *rv, size_t rvsz, gr_err *err)
         json_array_foreach(json_object_get(page, "items"), i, it)
         {
             gr_err e;
-            if (apply_obj(inf->store, &inf->o, GR_KUBE_EV_ADDED, it, &seen, &e) == GR_ENOMEM) {
+            if (apply_obj(inf->store, &inf->o, GR_KUBE_EV_ADDED, it, &seen, true, &e) ==
+                GR_ENOMEM) {
                 rc = gr_err_set(err, GR_ENOMEM, "%s", e.msg);
                 break;
             }
