@@ -927,6 +927,8 @@ static void watch_opts(gr_kube_informer *inf, gr_kube_opts *wo, const char *rv)
     wo->timeout_seconds = inf->o.watch_timeout_s;
     wo->max_response = inf->o.max_object;
     wo->cancel = &inf->stop;
+    /* handlers get read-only objects; a transform may edit them in place */
+    wo->share_embedded = inf->o.transform == NULL;
 }
 
 /* Did the server refuse the streaming list itself (an HTTP error before any

@@ -172,7 +172,43 @@ struct pb_ctx {
     gr_err *err;
     size_t cap;
     int depth;
+    gr_kube_pb_cache *cache; /* NULL: none */
 };
+
+struct pb_cache_slot {
+    uint64_t hash;
+    size_t n;
+    uint8_t *raw; /* NULL: empty */
+    json_t *v;
+};
+
+struct gr_kube_pb_cache {
+    struct pb_cache_slot slot[GR_KUBE_PB_CACHE_SLOTS];
+};
+
+gr_kube_pb_cache *gr_kube_pb_cache_new(void)
+{
+    return calloc(1, sizeof(gr_kube_pb_cache));
+}
+
+void gr_kube_pb_cache_free(gr_kube_pb_cache *pc)
+{
+    if (!pc)
+        return;
+    for (size_t i = 0; i < GR_KUBE_PB_CACHE_SLOTS; i++) {
+        free(pc->slot[i].raw);
+        json_decref(pc->slot[i].v);
+    }
+    free(pc);
+}
+
+static uint64_t pb_fnv(const uint8_t *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
 
 static json_t *pb_decode_envelope(struct pb_ctx *c, const uint8_t *buf, size_t len, bool with_type);
 
@@ -332,11 +368,33 @@ static json_t *pb_embedded(struct pb_ctx *c, const uint8_t *p, size_t n, const c
         c->depth--;
         return j;
     }
+    struct pb_cache_slot *sl = NULL;
+    uint64_t h = 0;
+    if (c->cache && n <= GR_KUBE_PB_CACHE_MAX_RAW) {
+        h = pb_fnv(p, n);
+        sl = &c->cache->slot[h % GR_KUBE_PB_CACHE_SLOTS];
+        if (sl->raw && sl->hash == h && sl->n == n && memcmp(sl->raw, p, n) == 0)
+            return json_incref(sl->v);
+    }
     json_error_t je;
     json_t *j = json_loadb((const char *)p, n, JSON_DECODE_ANY, &je);
-    if (!j)
+    if (!j) {
         gr_err_set(c->err, GR_EPARSE, "kube protobuf: %s: embedded JSON: %s (at byte %d)", what,
                    je.text, je.position);
+        return NULL;
+    }
+    if (sl) { /* replace the slot (a failed copy leaves it empty) */
+        free(sl->raw);
+        json_decref(sl->v);
+        sl->raw = malloc(n ? n : 1);
+        sl->v = NULL;
+        if (sl->raw) {
+            memcpy(sl->raw, p, n);
+            sl->hash = h;
+            sl->n = n;
+            sl->v = json_incref(j);
+        }
+    }
     return j;
 }
 
@@ -898,6 +956,12 @@ int gr_kube_pb_decode(const void *buf, size_t len, size_t cap, json_t **out, gr_
 int gr_kube_pb_decode_watch_event(const void *buf, size_t len, size_t cap, json_t **out,
                                   gr_err *err)
 {
+    return gr_kube_pb_decode_watch_event_cached(buf, len, cap, NULL, out, err);
+}
+
+int gr_kube_pb_decode_watch_event_cached(const void *buf, size_t len, size_t cap,
+                                         gr_kube_pb_cache *pc, json_t **out, gr_err *err)
+{
     *out = NULL;
     if (len > cap)
         return gr_err_set(err, GR_ETOOBIG,
@@ -907,7 +971,7 @@ int gr_kube_pb_decode_watch_event(const void *buf, size_t len, size_t cap, json_
     if (rc != GR_OK)
         return rc;
     gr_err_clear(err);
-    struct pb_ctx c = {.err = err, .cap = cap};
+    struct pb_ctx c = {.err = err, .cap = cap, .cache = pc};
     const uint8_t *p = buf;
     json_t *ev;
     if (len >= 4 && memcmp(p, pb_magic, 4) == 0)
@@ -954,6 +1018,23 @@ int gr_kube_pb_decode(const void *buf, size_t len, size_t cap, json_t **out, gr_
 int gr_kube_pb_decode_watch_event(const void *buf, size_t len, size_t cap, json_t **out,
                                   gr_err *err)
 {
+    return gr_kube_pb_decode(buf, len, cap, out, err);
+}
+
+gr_kube_pb_cache *gr_kube_pb_cache_new(void)
+{
+    return NULL;
+}
+
+void gr_kube_pb_cache_free(gr_kube_pb_cache *pc)
+{
+    (void)pc;
+}
+
+int gr_kube_pb_decode_watch_event_cached(const void *buf, size_t len, size_t cap,
+                                         gr_kube_pb_cache *pc, json_t **out, gr_err *err)
+{
+    (void)pc;
     return gr_kube_pb_decode(buf, len, cap, out, err);
 }
 
