@@ -37,7 +37,11 @@
  * cached object as an update (old == new) every resync period.
  *
  * Ownership: objects passed to handlers and index functions are borrowed for
- * the duration of the call (json_incref to keep one; do not modify them).
+ * the duration of the call (json_incref to keep one; do not modify them,
+ * then or later: on an update from the informer's watch, old and new share
+ * the values that did not change, by reference; without a transform,
+ * objects decoded from protobuf share repeated managedFields[].fieldsV1
+ * values with each other).
  * The transform hook receives an object it may edit in place or replace
  * (*obj, decref the old one).
  */

@@ -172,7 +172,43 @@ struct pb_ctx {
     gr_err *err;
     size_t cap;
     int depth;
+    gr_kube_pb_cache *cache; /* NULL: none */
 };
+
+struct pb_cache_slot {
+    uint64_t hash;
+    size_t n;
+    uint8_t *raw; /* NULL: empty */
+    json_t *v;
+};
+
+struct gr_kube_pb_cache {
+    struct pb_cache_slot slot[GR_KUBE_PB_CACHE_SLOTS];
+};
+
+gr_kube_pb_cache *gr_kube_pb_cache_new(void)
+{
+    return calloc(1, sizeof(gr_kube_pb_cache));
+}
+
+void gr_kube_pb_cache_free(gr_kube_pb_cache *pc)
+{
+    if (!pc)
+        return;
+    for (size_t i = 0; i < GR_KUBE_PB_CACHE_SLOTS; i++) {
+        free(pc->slot[i].raw);
+        json_decref(pc->slot[i].v);
+    }
+    free(pc);
+}
+
+static uint64_t pb_fnv(const uint8_t *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
 
 static json_t *pb_decode_envelope(struct pb_ctx *c, const uint8_t *buf, size_t len, bool with_type);
 
@@ -332,11 +368,33 @@ static json_t *pb_embedded(struct pb_ctx *c, const uint8_t *p, size_t n, const c
         c->depth--;
         return j;
     }
+    struct pb_cache_slot *sl = NULL;
+    uint64_t h = 0;
+    if (c->cache && n <= GR_KUBE_PB_CACHE_MAX_RAW) {
+        h = pb_fnv(p, n);
+        sl = &c->cache->slot[h % GR_KUBE_PB_CACHE_SLOTS];
+        if (sl->raw && sl->hash == h && sl->n == n && memcmp(sl->raw, p, n) == 0)
+            return json_incref(sl->v);
+    }
     json_error_t je;
     json_t *j = json_loadb((const char *)p, n, JSON_DECODE_ANY, &je);
-    if (!j)
+    if (!j) {
         gr_err_set(c->err, GR_EPARSE, "kube protobuf: %s: embedded JSON: %s (at byte %d)", what,
                    je.text, je.position);
+        return NULL;
+    }
+    if (sl) { /* replace the slot (a failed copy leaves it empty) */
+        free(sl->raw);
+        json_decref(sl->v);
+        sl->raw = malloc(n ? n : 1);
+        sl->v = NULL;
+        if (sl->raw) {
+            memcpy(sl->raw, p, n);
+            sl->hash = h;
+            sl->n = n;
+            sl->v = json_incref(j);
+        }
+    }
     return j;
 }
 
@@ -750,33 +808,99 @@ static json_t *pb_decode_as(struct pb_ctx *c, const ProtobufCMessageDescriptor *
     return j;
 }
 
+/* runtime.Unknown, read in place (protobuf-c's unpack would copy the raw
+ * bytes into a fresh allocation per object: a large malloc per watch event).
+ * Same semantics as the generated unpack: the last occurrence of a field
+ * wins, typeMeta occurrences merge, a known field with the wrong wire type
+ * is malformed. */
+#define PB_TYPE_MAX 256
+
+struct pb_unknown {
+    char av[PB_TYPE_MAX], kind[PB_TYPE_MAX], enc[PB_TYPE_MAX];
+    const uint8_t *raw;
+    size_t raw_len;
+};
+
+static void pb_cstr(char *dst, const uint8_t *p, size_t n)
+{
+    if (n >= PB_TYPE_MAX)
+        n = PB_TYPE_MAX - 1; /* longer than any kind we know: never matches */
+    memcpy(dst, p, n);
+    dst[n] = '\0';
+}
+
+static bool pb_unknown_parse(const uint8_t *p, size_t n, struct pb_unknown *u)
+{
+    u->av[0] = u->kind[0] = u->enc[0] = '\0';
+    u->raw = NULL;
+    u->raw_len = 0;
+    struct pb_rd r = {p, p + n};
+    while (r.p < r.end) {
+        uint64_t key;
+        if (!rd_varint(&r, &key))
+            return false;
+        unsigned id = (unsigned)(key >> 3), wt = (unsigned)(key & 7);
+        const uint8_t *v;
+        size_t vn;
+        if (id >= 1 && id <= 4) {
+            if (wt != 2 || !rd_bytes(&r, &v, &vn))
+                return false;
+        } else if (id == 0 || !rd_skip(&r, wt)) {
+            return false;
+        } else {
+            continue;
+        }
+        if (id == 1) { /* TypeMeta: apiVersion = 1, kind = 2 */
+            struct pb_rd t = {v, v + vn};
+            while (t.p < t.end) {
+                uint64_t tk;
+                const uint8_t *tv;
+                size_t tn;
+                if (!rd_varint(&t, &tk))
+                    return false;
+                unsigned tid = (unsigned)(tk >> 3), twt = (unsigned)(tk & 7);
+                if (tid == 1 || tid == 2) {
+                    if (twt != 2 || !rd_bytes(&t, &tv, &tn))
+                        return false;
+                    pb_cstr(tid == 1 ? u->av : u->kind, tv, tn);
+                } else if (tid == 0 || !rd_skip(&t, twt)) {
+                    return false;
+                }
+            }
+        } else if (id == 2) {
+            u->raw = v;
+            u->raw_len = vn;
+        } else if (id == 3) {
+            pb_cstr(u->enc, v, vn);
+        } /* 4: contentType, not used */
+    }
+    return true;
+}
+
 static json_t *pb_decode_envelope(struct pb_ctx *c, const uint8_t *buf, size_t len, bool with_type)
 {
     if (len < 4 || memcmp(buf, pb_magic, 4) != 0) {
         gr_err_set(c->err, GR_EPARSE, "kube protobuf: body does not start with the k8s\\0 magic");
         return NULL;
     }
-    K8s__Io__Apimachinery__Pkg__Runtime__Unknown *u =
-        k8s__io__apimachinery__pkg__runtime__unknown__unpack(NULL, len - 4, buf + 4);
-    if (!u) {
+    struct pb_unknown u;
+    if (!pb_unknown_parse(buf + 4, len - 4, &u)) {
         gr_err_set(c->err, GR_EPARSE, "kube protobuf: malformed runtime.Unknown envelope");
         return NULL;
     }
     json_t *out = NULL;
-    const char *av = u->typemeta && u->typemeta->apiversion ? u->typemeta->apiversion : "";
-    const char *kd = u->typemeta && u->typemeta->kind ? u->typemeta->kind : "";
+    const char *av = u.av, *kd = u.kind;
     bool is_list = false;
     const struct pb_kind *k = pb_kind_of(av, kd, &is_list);
-    if (u->contentencoding && *u->contentencoding) {
+    if (*u.enc) {
         gr_err_set(c->err, GR_EUNSUPPORTED, "kube protobuf: content encoding '%s' is not supported",
-                   u->contentencoding);
+                   u.enc);
     } else if (!k) {
         gr_err_set(c->err, GR_EUNSUPPORTED, "kube protobuf: kind '%s' in '%s' is not supported", kd,
                    av);
     } else {
-        out = pb_decode_as(c, is_list ? k->list_desc : k->desc,
-                           u->has_raw ? u->raw.data : (const uint8_t *)"",
-                           u->has_raw ? u->raw.len : 0);
+        out = pb_decode_as(c, is_list ? k->list_desc : k->desc, u.raw ? u.raw : (const uint8_t *)"",
+                           u.raw ? u.raw_len : 0);
         /* The API server writes an empty list's items as [] (its List
          * types are never nil), not as encoding/json's null. */
         if (out && is_list && !json_is_array(json_object_get(out, "items")) &&
@@ -793,7 +917,6 @@ static json_t *pb_decode_envelope(struct pb_ctx *c, const uint8_t *buf, size_t l
             gr_err_set(c->err, GR_ENOMEM, "kube protobuf: out of memory");
         }
     }
-    k8s__io__apimachinery__pkg__runtime__unknown__free_unpacked(u, NULL);
     return out;
 }
 
@@ -833,6 +956,12 @@ int gr_kube_pb_decode(const void *buf, size_t len, size_t cap, json_t **out, gr_
 int gr_kube_pb_decode_watch_event(const void *buf, size_t len, size_t cap, json_t **out,
                                   gr_err *err)
 {
+    return gr_kube_pb_decode_watch_event_cached(buf, len, cap, NULL, out, err);
+}
+
+int gr_kube_pb_decode_watch_event_cached(const void *buf, size_t len, size_t cap,
+                                         gr_kube_pb_cache *pc, json_t **out, gr_err *err)
+{
     *out = NULL;
     if (len > cap)
         return gr_err_set(err, GR_ETOOBIG,
@@ -842,7 +971,7 @@ int gr_kube_pb_decode_watch_event(const void *buf, size_t len, size_t cap, json_
     if (rc != GR_OK)
         return rc;
     gr_err_clear(err);
-    struct pb_ctx c = {.err = err, .cap = cap};
+    struct pb_ctx c = {.err = err, .cap = cap, .cache = pc};
     const uint8_t *p = buf;
     json_t *ev;
     if (len >= 4 && memcmp(p, pb_magic, 4) == 0)
@@ -889,6 +1018,23 @@ int gr_kube_pb_decode(const void *buf, size_t len, size_t cap, json_t **out, gr_
 int gr_kube_pb_decode_watch_event(const void *buf, size_t len, size_t cap, json_t **out,
                                   gr_err *err)
 {
+    return gr_kube_pb_decode(buf, len, cap, out, err);
+}
+
+gr_kube_pb_cache *gr_kube_pb_cache_new(void)
+{
+    return NULL;
+}
+
+void gr_kube_pb_cache_free(gr_kube_pb_cache *pc)
+{
+    (void)pc;
+}
+
+int gr_kube_pb_decode_watch_event_cached(const void *buf, size_t len, size_t cap,
+                                         gr_kube_pb_cache *pc, json_t **out, gr_err *err)
+{
+    (void)pc;
     return gr_kube_pb_decode(buf, len, cap, out, err);
 }
 

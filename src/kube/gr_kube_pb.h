@@ -65,6 +65,22 @@ int gr_kube_pb_decode(const void *buf, size_t len, size_t cap, json_t **out, gr_
 int gr_kube_pb_decode_watch_event(const void *buf, size_t len, size_t cap, json_t **out,
                                   gr_err *err);
 
+/* A cache of embedded JSON values (managedFields[].fieldsV1, RawExtension):
+ * the same raw bytes decode to one tree, shared by reference (json_incref)
+ * between the objects that hold it — so objects decoded through a cache are
+ * read-only. Managers write the same fieldsV1 into every object they touch,
+ * and parsing it was a third of a protobuf watch event's CPU. At most
+ * GR_KUBE_PB_CACHE_SLOTS values of at most GR_KUBE_PB_CACHE_MAX_RAW bytes
+ * (direct-mapped by hash). Not thread-safe: one per decoder. */
+#define GR_KUBE_PB_CACHE_SLOTS   64
+#define GR_KUBE_PB_CACHE_MAX_RAW 8192
+typedef struct gr_kube_pb_cache gr_kube_pb_cache;
+gr_kube_pb_cache *gr_kube_pb_cache_new(void); /* NULL: out of memory */
+void gr_kube_pb_cache_free(gr_kube_pb_cache *pc);
+/* gr_kube_pb_decode_watch_event through a cache (NULL: none). */
+int gr_kube_pb_decode_watch_event_cached(const void *buf, size_t len, size_t cap,
+                                         gr_kube_pb_cache *pc, json_t **out, gr_err *err);
+
 /* Watch stream framing: each frame is a 4-byte big-endian length and that
  * many bytes. Given `avail` buffered bytes, returns 1 and sets *payload_len
  * when a whole frame is buffered (the payload starts at byte 4), 0 when more bytes are

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <curl/curl.h>
+#include <openssl/ssl.h>
 
 #include "gr_json.h"
 #include "gr_kube_pb.h"
@@ -45,10 +46,28 @@ struct gr_kube_client {
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc;
+static bool curl_openssl; /* libcurl's TLS backend is OpenSSL (on_ssl_ctx) */
 
 static void curl_init(void)
 {
     curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+    const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+    curl_openssl = v && v->ssl_version && strncmp(v->ssl_version, "OpenSSL/", 8) == 0;
+}
+
+/* libcurl sets SSL_MODE_RELEASE_BUFFERS on every OpenSSL context: each
+ * SSL_read then allocates a fresh 16 KiB record buffer and frees it when the
+ * record is consumed. On a watch, with one small event per read, that large
+ * allocation makes glibc consolidate the fast bins the event's decode just
+ * freed, every event (≈ 15 % of an informer's update CPU, measured with
+ * perf). A connection keeps its two record buffers instead (≈ 34 KiB), as Go's
+ * TLS does. */
+static CURLcode on_ssl_ctx(CURL *h, void *ssl_ctx, void *u)
+{
+    (void)h;
+    (void)u;
+    SSL_CTX_clear_mode((SSL_CTX *)ssl_ctx, SSL_MODE_RELEASE_BUFFERS);
+    return CURLE_OK;
 }
 
 static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *u)
@@ -433,6 +452,8 @@ static int perform(gr_kube_client *c, const char *method, const char *path,
     curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, (long)GR_KUBE_IDLE_CONN_MAX_AGE_S);
     curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, on_sockopt);
     curl_easy_setopt(h, CURLOPT_SOCKOPTDATA, c);
+    if (curl_openssl)
+        curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, on_ssl_ctx);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
     curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);

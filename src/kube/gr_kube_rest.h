@@ -122,6 +122,10 @@ typedef struct gr_kube_opts {
      * k8s.io/initial-events-end: "true"). Sent with resource_version_match
      * (client-go uses "NotOlderThan") and allow_bookmarks. */
     bool send_initial_events;
+    /* watch, protobuf: repeated embedded JSON (managedFields' fieldsV1) is
+     * decoded once and shared by reference between events' objects, which
+     * must then not be modified (gr_kube_watch_decoder_share_embedded) */
+    bool share_embedded;
 } gr_kube_opts;
 
 /* ---- errors ------------------------------------------------------------ */

@@ -50,6 +50,7 @@ struct gr_kube_watch_decoder {
     int failed; /* sticky error code */
     char failmsg[256];
     uint64_t count;
+    gr_kube_pb_cache *pbc; /* NULL: embedded JSON not shared */
 };
 
 int gr_kube_watch_decoder_new(size_t max_event, gr_kube_watch_decoder **out, gr_err *err)
@@ -73,10 +74,17 @@ void gr_kube_watch_decoder_allow_protobuf(gr_kube_watch_decoder *d)
         d->mode = 0;
 }
 
+void gr_kube_watch_decoder_share_embedded(gr_kube_watch_decoder *d)
+{
+    if (!d->pbc)
+        d->pbc = gr_kube_pb_cache_new(); /* NULL (out of memory): not shared */
+}
+
 void gr_kube_watch_decoder_free(gr_kube_watch_decoder *d)
 {
     if (!d)
         return;
+    gr_kube_pb_cache_free(d->pbc);
     gr_buf_free(&d->buf);
     free(d);
 }
@@ -180,7 +188,8 @@ static int next_pb(gr_kube_watch_decoder *d, gr_kube_watch_event *ev, gr_err *er
     if (r == 0)
         return 0;
     json_t *doc = NULL;
-    r = gr_kube_pb_decode_watch_event(d->buf.data + d->off + 4, n, d->max_event, &doc, &e);
+    r = gr_kube_pb_decode_watch_event_cached(d->buf.data + d->off + 4, n, d->max_event, d->pbc,
+                                             &doc, &e);
     d->off += 4 + n;
     d->scan = d->off;
     if (r != GR_OK)
@@ -358,6 +367,8 @@ int gr_kube_watch(gr_kube_client *c, const gr_kube_gvr *gvr, const char *ns, con
     rc = gr_kube_watch_decoder_new(q.max_response, &w.dec, err);
     if (rc == GR_OK && q.accept && strcmp(q.accept, GR_KUBE_PB_ACCEPT) == 0)
         gr_kube_watch_decoder_allow_protobuf(w.dec);
+    if (rc == GR_OK && q.share_embedded)
+        gr_kube_watch_decoder_share_embedded(w.dec);
     if (rc == GR_OK)
         rc = gr_kube_request_stream(c, "GET", gr_buf_cstr(&p), &q, idle_s, on_chunk, &w, NULL, st,
                                     err);

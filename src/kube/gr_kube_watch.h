@@ -62,6 +62,10 @@ int gr_kube_watch_decoder_new(size_t max_event, gr_kube_watch_decoder **out, gr_
  * whitespace for JSON, else 4-byte-length frames of metav1.WatchEvent
  * (gr_kube_pb.h). Call before the first feed. Default: JSON only. */
 void gr_kube_watch_decoder_allow_protobuf(gr_kube_watch_decoder *d);
+/* Protobuf events: embedded JSON values that repeat (managedFields'
+ * fieldsV1) are decoded once and shared by reference between events
+ * (gr_kube_pb_cache): the events' objects are then read-only. */
+void gr_kube_watch_decoder_share_embedded(gr_kube_watch_decoder *d);
 void gr_kube_watch_decoder_free(gr_kube_watch_decoder *d);
 /* Append bytes (copied). GR_ETOOBIG when the pending, incomplete event
  * would exceed the cap. */

@@ -301,6 +301,158 @@ static json_t *dec(const gr_kube_keydict *d, rd *r, int depth)
     }
 }
 
+/* Whether the value at r equals `like`; r is advanced past it when it does
+ * (unchanged otherwise). Allocates nothing. */
+static bool eq(const gr_kube_keydict *d, rd *r, const json_t *like, int depth)
+{
+    rd s = *r;
+    if (!like || s.p >= s.end || depth > 4096)
+        return false;
+    int tag = *s.p++;
+    uint64_t n;
+    switch (tag) {
+    case T_NULL:
+        if (!json_is_null(like))
+            return false;
+        break;
+    case T_TRUE:
+        if (!json_is_true(like))
+            return false;
+        break;
+    case T_FALSE:
+        if (!json_is_false(like))
+            return false;
+        break;
+    case T_INT:
+        if (!json_is_integer(like) || !get_varint(&s, &n) ||
+            ((int64_t)(n >> 1) ^ -(int64_t)(n & 1)) != (int64_t)json_integer_value(like))
+            return false;
+        break;
+    case T_REAL: {
+        double x;
+        if (!json_is_real(like) || (size_t)(s.end - s.p) < sizeof x)
+            return false;
+        memcpy(&x, s.p, sizeof x);
+        double y = json_real_value(like);
+        if (memcmp(&x, &y, sizeof x) != 0)
+            return false;
+        s.p += sizeof x;
+        break;
+    }
+    case T_STR:
+        if (!json_is_string(like) || !get_varint(&s, &n) || n > (uint64_t)(s.end - s.p) ||
+            n != json_string_length(like) || memcmp(s.p, json_string_value(like), (size_t)n) != 0)
+            return false;
+        s.p += n;
+        break;
+    case T_ARR:
+        if (!json_is_array(like) || !get_varint(&s, &n) || n != json_array_size(like))
+            return false;
+        for (uint64_t i = 0; i < n; i++)
+            if (!eq(d, &s, json_array_get(like, (size_t)i), depth + 1))
+                return false;
+        break;
+    case T_OBJ:
+        if (!json_is_object(like) || !get_varint(&s, &n) || n != json_object_size(like))
+            return false;
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t kr;
+            const char *k;
+            size_t kl;
+            if (!get_varint(&s, &kr))
+                return false;
+            if (kr & 1) {
+                kl = (size_t)(kr >> 1);
+                if (kl > (size_t)(s.end - s.p))
+                    return false;
+                k = (const char *)s.p;
+                s.p += kl;
+            } else {
+                const kd_key *e = kd_get(d, (size_t)(kr >> 1));
+                if (!e)
+                    return false;
+                k = e->s;
+                kl = e->len;
+            }
+            if (!eq(d, &s, json_object_getn(like, k, kl), depth + 1))
+                return false;
+        }
+        break;
+    default:
+        return false;
+    }
+    *r = s;
+    return true;
+}
+
+/* dec(), taking every value that equals its counterpart in `like` (same
+ * key, same array index) from `like` by reference. */
+static json_t *dec_like(const gr_kube_keydict *d, rd *r, const json_t *like, int depth)
+{
+    if (!like || r->p >= r->end || depth > 4096)
+        return dec(d, r, depth);
+    if (eq(d, r, like, depth))
+        return json_incref((json_t *)(uintptr_t)like);
+    int tag = *r->p;
+    if ((tag != T_ARR || !json_is_array(like)) && (tag != T_OBJ || !json_is_object(like)))
+        return dec(d, r, depth);
+    r->p++;
+    uint64_t n;
+    if (!get_varint(r, &n))
+        return NULL;
+    if (tag == T_ARR) {
+        json_t *a = json_array();
+        for (uint64_t i = 0; a && i < n; i++) {
+            json_t *x = dec_like(d, r, json_array_get(like, (size_t)i), depth + 1);
+            if (!x || json_array_append_new(a, x) != 0) {
+                json_decref(a);
+                return NULL;
+            }
+        }
+        return a;
+    }
+    json_t *o = json_object();
+    for (uint64_t i = 0; o && i < n; i++) {
+        uint64_t kr;
+        const char *k;
+        size_t kl;
+        if (!get_varint(r, &kr))
+            goto bad;
+        if (kr & 1) {
+            kl = (size_t)(kr >> 1);
+            if (kl > (size_t)(r->end - r->p))
+                goto bad;
+            k = (const char *)r->p;
+            r->p += kl;
+        } else {
+            const kd_key *e = kd_get(d, (size_t)(kr >> 1));
+            if (!e)
+                goto bad;
+            k = e->s;
+            kl = e->len;
+        }
+        json_t *x = dec_like(d, r, json_object_getn(like, k, kl), depth + 1);
+        if (!x || json_object_setn_new_nocheck(o, k, kl, x) != 0)
+            goto bad;
+    }
+    return o;
+bad:
+    json_decref(o);
+    return NULL;
+}
+
+json_t *gr_kube_cval_decode_like(const gr_kube_keydict *d, const void *data, size_t len,
+                                 const json_t *like)
+{
+    rd r = {data, (const uint8_t *)data + len};
+    json_t *v = dec_like(d, &r, like, 0);
+    if (v && r.p != r.end) {
+        json_decref(v);
+        return NULL;
+    }
+    return v;
+}
+
 json_t *gr_kube_cval_decode(const gr_kube_keydict *d, const void *data, size_t len)
 {
     rd r = {data, (const uint8_t *)data + len};

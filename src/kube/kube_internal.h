@@ -64,6 +64,12 @@ size_t gr_kube_keydict_len(gr_kube_keydict *d);
 int gr_kube_cval_encode(gr_kube_keydict *d, const json_t *v, gr_buf *b);
 /* A new object from a compact form (NULL when malformed or out of memory). */
 json_t *gr_kube_cval_decode(const gr_kube_keydict *d, const void *data, size_t len);
+/* The same, but every value equal to its counterpart in `like` (same key,
+ * same array index) is `like`'s, by reference (json_incref), not a copy: the
+ * result shares the unchanged parts of `like` (an update's old object and
+ * its new one), so neither may be modified while both are alive. */
+json_t *gr_kube_cval_decode_like(const gr_kube_keydict *d, const void *data, size_t len,
+                                 const json_t *like);
 
 /* Clocks (the I/O layer only; pure logic takes the time as a parameter). */
 int64_t gr_kube_mono_ns(void);

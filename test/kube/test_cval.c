@@ -105,6 +105,56 @@ static void test_keys_shared_and_capped(void **state)
     gr_kube_keydict_free(d);
 }
 
+/* decode_like: the same value as decode, taking the parts equal to `like`
+ * from it by reference and decoding the rest. */
+static void test_decode_like(void **state)
+{
+    (void)state;
+    gr_kube_keydict *d;
+    assert_int_equal(gr_kube_keydict_new(&d), GR_OK);
+    json_t *old = json_loads("{\"metadata\":{\"name\":\"a\",\"labels\":{\"r\":\"1\"},"
+                             "\"rv\":\"7\"},\"spec\":{\"c\":[{\"n\":1},{\"n\":2.5}],"
+                             "\"x\":null,\"t\":true},\"l\":[1,2]}",
+                             0, NULL);
+    json_t *now = json_loads("{\"metadata\":{\"name\":\"a\",\"labels\":{\"r\":\"2\"},"
+                             "\"rv\":\"8\"},\"spec\":{\"c\":[{\"n\":1},{\"n\":2.5}],"
+                             "\"x\":null,\"t\":true},\"l\":[1,3],\"new\":1}",
+                             0, NULL);
+    assert_non_null(old);
+    assert_non_null(now);
+    gr_buf b = GR_BUF_INIT(1 << 20);
+    assert_int_equal(gr_kube_cval_encode(d, old, &b), GR_OK);
+    json_t *got = gr_kube_cval_decode_like(d, b.data, b.len, now);
+    assert_non_null(got);
+    assert_true(json_equal(got, old));
+    /* unchanged parts are now's */
+    assert_ptr_equal(json_object_get(got, "spec"), json_object_get(now, "spec"));
+    assert_ptr_equal(json_object_get(json_object_get(got, "metadata"), "name"),
+                     json_object_get(json_object_get(now, "metadata"), "name"));
+    assert_ptr_equal(json_array_get(json_object_get(got, "l"), 0),
+                     json_array_get(json_object_get(now, "l"), 0));
+    /* changed ones are not */
+    assert_ptr_not_equal(json_object_get(got, "metadata"), json_object_get(now, "metadata"));
+    assert_ptr_not_equal(json_object_get(got, "l"), json_object_get(now, "l"));
+    json_decref(now); /* got keeps what it shares */
+    assert_true(json_equal(got, old));
+    json_decref(got);
+    /* like of another type, or NULL: a plain decode */
+    json_t *s = json_string("x");
+    got = gr_kube_cval_decode_like(d, b.data, b.len, s);
+    assert_true(json_equal(got, old));
+    json_decref(got);
+    got = gr_kube_cval_decode_like(d, b.data, b.len, NULL);
+    assert_true(json_equal(got, old));
+    json_decref(got);
+    /* malformed data: NULL */
+    assert_null(gr_kube_cval_decode_like(d, b.data, b.len - 1, old));
+    json_decref(s);
+    json_decref(old);
+    gr_buf_free(&b);
+    gr_kube_keydict_free(d);
+}
+
 static void test_malformed(void **state)
 {
     (void)state;
@@ -131,6 +181,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_keys_shared_and_capped),
+        cmocka_unit_test(test_decode_like),
         cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -83,6 +83,75 @@ static void test_watch_event(void **state)
     free(b);
 }
 
+/* Through a cache (the informer's watch), an event decodes to the same JSON,
+ * and a repeated managedFields[].fieldsV1 is the same tree, by reference. */
+static void test_watch_event_cached(void **state)
+{
+    (void)state;
+    size_t len;
+    unsigned char *b = slurp("WatchEvent.pb", &len);
+    json_t *plain = NULL, *c1 = NULL, *c2 = NULL;
+    gr_err err;
+    gr_kube_pb_cache *pc = gr_kube_pb_cache_new();
+    assert_non_null(pc);
+    assert_int_equal(gr_kube_pb_decode_watch_event(b, len, 1 << 20, &plain, &err), GR_OK);
+    assert_int_equal(gr_kube_pb_decode_watch_event_cached(b, len, 1 << 20, pc, &c1, &err), GR_OK);
+    assert_int_equal(gr_kube_pb_decode_watch_event_cached(b, len, 1 << 20, pc, &c2, &err), GR_OK);
+    assert_true(json_equal(plain, c1));
+    assert_true(json_equal(plain, c2));
+    json_t *mf1 = json_object_get(json_object_get(json_object_get(c1, "object"), "metadata"),
+                                  "managedFields");
+    json_t *mf2 = json_object_get(json_object_get(json_object_get(c2, "object"), "metadata"),
+                                  "managedFields");
+    assert_true(json_array_size(mf1) > 0);
+    json_t *f1 = json_object_get(json_array_get(mf1, 0), "fieldsV1");
+    json_t *f2 = json_object_get(json_array_get(mf2, 0), "fieldsV1");
+    assert_true(json_is_object(f1));
+    assert_ptr_equal(f1, f2);
+    json_decref(c1);
+    gr_kube_pb_cache_free(pc); /* the shared tree lives on in c2 */
+    assert_true(json_equal(plain, c2));
+    json_decref(c2);
+    json_decref(plain);
+    free(b);
+}
+
+/* runtime.Unknown read in place: a typeMeta split over two occurrences
+ * merges, a content encoding is refused, a wrong wire type is malformed. */
+static void test_envelope(void **state)
+{
+    (void)state;
+    /* k8s\0, typeMeta{apiVersion "v1"}, typeMeta{kind "Namespace"}, raw{} */
+    unsigned char m[64];
+    size_t n = 0;
+    memcpy(m, "k8s", 4);
+    n = 4;
+    const unsigned char tm1[] = {0x0a, 4, 0x0a, 2, 'v', '1'};
+    const unsigned char tm2[] = {0x0a, 11, 0x12, 9, 'N', 'a', 'm', 'e', 's', 'p', 'a', 'c', 'e'};
+    const unsigned char raw[] = {0x12, 0};
+    memcpy(m + n, tm1, sizeof tm1);
+    n += sizeof tm1;
+    memcpy(m + n, tm2, sizeof tm2);
+    n += sizeof tm2;
+    memcpy(m + n, raw, sizeof raw);
+    n += sizeof raw;
+    json_t *o = NULL;
+    gr_err err;
+    assert_int_equal(gr_kube_pb_decode(m, n, 1 << 20, &o, &err), GR_OK);
+    assert_string_equal(json_string_value(json_object_get(o, "kind")), "Namespace");
+    assert_string_equal(json_string_value(json_object_get(o, "apiVersion")), "v1");
+    json_decref(o);
+    /* contentEncoding "gzip" */
+    const unsigned char enc[] = {0x1a, 4, 'g', 'z', 'i', 'p'};
+    memcpy(m + n, enc, sizeof enc);
+    assert_int_equal(gr_kube_pb_decode(m, n + sizeof enc, 1 << 20, &o, &err), GR_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "gzip"));
+    /* raw with wire type 0 */
+    const unsigned char bad[] = {0x10, 1};
+    memcpy(m + n, bad, sizeof bad);
+    assert_int_equal(gr_kube_pb_decode(m, n + sizeof bad, 1 << 20, &o, &err), GR_EPARSE);
+}
+
 static void test_framing(void **state)
 {
     (void)state;
@@ -151,6 +220,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_real_objects_equal_json),
         cmocka_unit_test(test_watch_event),
+        cmocka_unit_test(test_watch_event_cached),
+        cmocka_unit_test(test_envelope),
         cmocka_unit_test(test_framing),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_supports),
