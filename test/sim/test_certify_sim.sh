@@ -71,17 +71,16 @@ fail() { printf 'FAIL: %s\n' "$*" >&2; failures=$((failures + 1)); }
 pass() { printf 'ok: %s\n' "$*"; }
 
 SA_USER=system:serviceaccount:nvcre:nvcre-manager
-# verb group/resource[/subresource] ns/name: message, one line per kind of
-# request of the manager the API server forbade, with its count.
+# "count verb group/resource[/subresource]", one line per kind of request of
+# the manager the API server forbade (the rule the chart's ClusterRole lacks).
 forbidden_summary() {
   [[ -s $work/audit.log ]] || return 0
-  jq -r 'select(.responseStatus.code == 403) | "\(.verb) \(.objectRef.apiGroup // "core")/\(.objectRef.resource)\(if .objectRef.subresource then "/" + .objectRef.subresource else "" end) \(.objectRef.namespace // "-")/\(.objectRef.name // "-"): \(.responseStatus.message // "" | .[0:200])"' \
+  jq -r 'select(.responseStatus.code == 403) | "\(.verb) \(.objectRef.apiGroup // "core")/\(.objectRef.resource)\(if .objectRef.subresource then "/" + .objectRef.subresource else "" end)"' \
     "$work/audit.log" | sort | uniq -c
 }
 
 dump() {
   echo "==== state for debugging ====" >&2
-  forbidden_summary >&2 || true
   "$KUBECTL" get certifications,workflows,jobs.nvcre.nvidia.com,trainjobs,jobsets,pods -A -o wide >&2 2>&1 || true
   "$KUBECTL" get events -A --sort-by=.lastTimestamp 2>&1 | tail -n 40 >&2 || true
   local f
@@ -477,7 +476,7 @@ else
   fi
 fi
 if grep -qi 'forbidden' "$dir/logs/gpuready-manager.log"; then
-  grep -i 'forbidden' "$dir/logs/gpuready-manager.log" | head -n 5 >&2
+  grep -i -m 5 'forbidden' "$dir/logs/gpuready-manager.log" >&2 || true
   fail "the manager logged a Forbidden answer"
 fi
 
