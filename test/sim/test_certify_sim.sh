@@ -5,7 +5,13 @@
 #   test_certify_sim.sh GPUREADY_SIM GPUREADY GPUREADY_MANAGER
 #
 # One 13-node H100 cluster (AWS shapes) with test/sim/data/certify-faults.yaml,
-# CRDs, LogProfiles and gpuready-manager; Certification → Workflow → Job →
+# the umbrella chart installed with `helm install` (CRDs, LogProfiles,
+# ServiceAccount, ClusterRole and Lease Role from charts/nvcre; the preflight
+# subchart stays off, as by default) and gpuready-manager run with the
+# chart's Deployment args under the chart's ServiceAccount (a TokenRequest
+# token, as helm_install_nvcre does: on KWOK nodes the Deployment's pod would
+# only be a fake one, so the chart is installed with manager.replicas=0 and
+# the test plays the kubelet's part); Certification → Workflow → Job →
 # TrainJob (real Trainer) → JobSet → Jobs → pods bound by the real scheduler
 # on KWOK nodes → simulator logs → status → report. Cases, sharing the cluster:
 #  (a) a clean certification of gpu-node-01..08 (dcgm-level1 + nccl-all-reduce)
@@ -32,6 +38,10 @@
 #      certification of gpu-node-13 fails it with WorkloadFailed naming the
 #      TrainJob, and the Job's failureLog has the pod's node, exit code and
 #      log. (e) and (f) run beside (b).
+# Every case runs with the chart's RBAC only: the API server audits every
+# request of the manager's ServiceAccount and enforces
+# OwnerReferencesPermissionEnforcement; at the end any 403 answered to it
+# fails the test, naming the verb and resource the chart's ClusterRole lacks.
 # Exit 77 (skipped) with GR_SKIP_INTEGRATION=1 or GR_SKIP_E2E=1.
 set -euo pipefail
 trap 'echo "FAIL: line $LINENO: $BASH_COMMAND exited $?" >&2' ERR
@@ -59,6 +69,15 @@ failures=0
 mgr_pid=
 fail() { printf 'FAIL: %s\n' "$*" >&2; failures=$((failures + 1)); }
 pass() { printf 'ok: %s\n' "$*"; }
+
+SA_USER=system:serviceaccount:nvcre:nvcre-manager
+# "count verb group/resource[/subresource]", one line per kind of request of
+# the manager the API server forbade (the rule the chart's ClusterRole lacks).
+forbidden_summary() {
+  [[ -s $work/audit.log ]] || return 0
+  jq -r 'select(.responseStatus.code == 403) | "\(.verb) \(.objectRef.apiGroup // "core")/\(.objectRef.resource)\(if .objectRef.subresource then "/" + .objectRef.subresource else "" end)"' \
+    "$work/audit.log" | sort | uniq -c
+}
 
 dump() {
   echo "==== state for debugging ====" >&2
@@ -91,6 +110,21 @@ cleanup() {
 trap cleanup EXIT
 
 KUBECTL=kubectl
+if [[ -z ${GR_HELM:-} ]]; then
+  GR_HELM=$("$root/scripts/build-k8s" helm --print-bindir)/helm
+fi
+export HELM_CACHE_HOME=$work/helm/cache HELM_CONFIG_HOME=$work/helm/config HELM_DATA_HOME=$work/helm/data
+# The audit log of the manager's ServiceAccount (the RBAC check at the end).
+cat >"$work/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+    users: ["$SA_USER"]
+  - level: None
+EOF
+GR_APISERVER_ARGS="--audit-policy-file=$work/audit-policy.yaml --audit-log-path=$work/audit.log --audit-log-maxbackup=1 --enable-admission-plugins=OwnerReferencesPermissionEnforcement ${GR_APISERVER_ARGS:-}" \
 GR_SIM_HELPER=$helper "$root/scripts/cluster" up --ttl $((1800 * scale)) --timeout $W \
   --gpu-nodes 13 --platform aws --gpu h100 --fault-spec "$here/data/certify-faults.yaml" "$dir"
 eval "$("$root/scripts/cluster" env "$dir")"
@@ -109,21 +143,53 @@ wait_for() {
   pass "$what"
 }
 
-k apply --server-side -f "$root/deploy/crds/" >/dev/null
+# The chart: CRDs, built-in LogProfiles, ServiceAccount, RBAC (docs/nvcre-chart.md).
+k create namespace nvcre >/dev/null
+"$GR_HELM" --kubeconfig "$GR_KUBECONFIG_ADMIN" install gpuready "$root/deploy/helm/gpuready" -n nvcre \
+  --set nvcre.manager.replicas=0 >"$work/helm.out" 2>&1 || { cat "$work/helm.out" >&2; fail "helm install"; exit 1; }
+pass "helm install of the umbrella chart (nvcre subchart, manager.replicas=0)"
 crds_established() {
   k wait --for=condition=Established --timeout=5s crd certifications.nvcre.nvidia.com \
     workflows.nvcre.nvidia.com jobs.nvcre.nvidia.com logprofiles.nvcre.nvidia.com \
     bandwidthmeasurements.nvcre.nvidia.com goodputmeasurements.nvcre.nvidia.com
 }
 wait_for $W "NVCRE CRDs established" crds_established
-k apply --server-side -f "$root/deploy/logprofiles/" >/dev/null
+got=$(k get logprofiles.nvcre.nvidia.com -o jsonpath='{range .items[*]}{.metadata.name}{","}{end}')
+[[ $got == *nccl-all-reduce,* ]] || { fail "the chart's LogProfiles: '$got'"; exit 1; }
 
-probe=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# The kubelet's part: the Deployment's container (its args, env) as the
+# Deployment's ServiceAccount, with a TokenRequest token.
+k -n nvcre get deploy nvcre-manager -o json >"$work/deploy.json"
+sa=$(jq -r '.spec.template.spec.serviceAccountName' "$work/deploy.json")
+[[ "system:serviceaccount:nvcre:$sa" == "$SA_USER" ]] || { fail "the Deployment's ServiceAccount is $sa"; exit 1; }
+token=$(k -n nvcre create token "$sa" --duration=2h)
+cat >"$work/kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "$GR_APISERVER_URL", certificate-authority: "$GR_CA_CERT"}}]
+users: [{name: sa, user: {token: "$token"}}]
+contexts: [{name: c, context: {cluster: c, user: sa}}]
+current-context: c
+EOF
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+probe=$(free_port)
+metrics=$(free_port)
+mgr_args=()
+while IFS= read -r a; do
+  case $a in
+    --health-probe-bind-address=*) a=--health-probe-bind-address=127.0.0.1:$probe ;;
+    --metrics-bind-address=0) ;;
+    --metrics-bind-address=*) a=--metrics-bind-address=127.0.0.1:$metrics ;;
+  esac
+  mgr_args+=("$a")
+done < <(jq -r '.spec.template.spec.containers[0].args[]' "$work/deploy.json")
+mgr_n=0
 start_manager() {
-  "$manager" --kubeconfig "$GR_KUBECONFIG_ADMIN" --health-probe-bind-address "127.0.0.1:$probe" \
+  mgr_n=$((mgr_n + 1))
+  POD_NAMESPACE=nvcre POD_NAME=nvcre-manager-$mgr_n "$manager" "${mgr_args[@]}" --kubeconfig "$work/kubeconfig" \
     >>"$dir/logs/gpuready-manager.log" 2>&1 &
   mgr_pid=$!
-  wait_for $W "gpuready-manager ready ($1)" curl -sf "http://127.0.0.1:$probe/readyz"
+  wait_for $W "gpuready-manager ready as $SA_USER ($1)" curl -sf "http://127.0.0.1:$probe/readyz"
 }
 start_manager "first start"
 
@@ -392,6 +458,27 @@ gone() {
      $(count "$ns" jobsets) == 0 && $(count "$ns" jobs.batch) == 0 && $(count "$ns" pods) == 0 ]]
 }
 wait_for $W "(d) the Certification, its Workflows, Jobs, TrainJobs, JobSets and every pod are gone" gone
+
+# ---- RBAC: nothing the manager asked for in (a)-(f) was forbidden.
+stop_manager
+if [[ ! -s $work/audit.log ]]; then
+  fail "no audit log (the API server's --audit-log-path)"
+else
+  n=$(jq -s 'length' "$work/audit.log")
+  forbidden_summary >"$work/forbidden"
+  if ((n < 100)); then
+    fail "only $n audited requests of $SA_USER: the manager did not run as the chart's ServiceAccount"
+  elif [[ -s $work/forbidden ]]; then
+    cat "$work/forbidden" >&2
+    fail "the chart's RBAC forbade $(wc -l <"$work/forbidden") kind(s) of request of the manager (above): grant them in charts/nvcre/templates/rbac.yaml"
+  else
+    pass "RBAC: $n requests of $SA_USER audited, none answered 403"
+  fi
+fi
+if grep -qi 'forbidden' "$dir/logs/gpuready-manager.log"; then
+  grep -i -m 5 'forbidden' "$dir/logs/gpuready-manager.log" >&2 || true
+  fail "the manager logged a Forbidden answer"
+fi
 
 ((failures == 0)) || { echo "$failures check(s) failed" >&2; exit 1; }
 echo "all checks passed"
