@@ -217,6 +217,29 @@ static bool get_varint(rd *r, uint64_t *out)
     return false;
 }
 
+/* An object key: inline (length << 1 | 1, then the bytes) or an id into
+ * the key dictionary (id << 1). false on truncated input or an unknown id. */
+static bool get_key(const gr_kube_keydict *d, rd *r, const char **k, size_t *kl)
+{
+    uint64_t kr;
+    if (!get_varint(r, &kr))
+        return false;
+    if (kr & 1) {
+        *kl = (size_t)(kr >> 1);
+        if (*kl > (size_t)(r->end - r->p))
+            return false;
+        *k = (const char *)r->p;
+        r->p += *kl;
+        return true;
+    }
+    const kd_key *e = kd_get(d, (size_t)(kr >> 1));
+    if (!e)
+        return false;
+    *k = e->s;
+    *kl = e->len;
+    return true;
+}
+
 static json_t *dec(const gr_kube_keydict *d, rd *r, int depth)
 {
     if (r->p >= r->end || depth > 4096)
@@ -269,24 +292,10 @@ static json_t *dec(const gr_kube_keydict *d, rd *r, int depth)
             return NULL;
         json_t *o = json_object();
         for (uint64_t i = 0; o && i < n; i++) {
-            uint64_t kr;
             const char *k;
             size_t kl;
-            if (!get_varint(r, &kr))
+            if (!get_key(d, r, &k, &kl))
                 goto bad;
-            if (kr & 1) {
-                kl = (size_t)(kr >> 1);
-                if (kl > (size_t)(r->end - r->p))
-                    goto bad;
-                k = (const char *)r->p;
-                r->p += kl;
-            } else {
-                const kd_key *e = kd_get(d, (size_t)(kr >> 1));
-                if (!e)
-                    goto bad;
-                k = e->s;
-                kl = e->len;
-            }
             json_t *x = dec(d, r, depth + 1);
             if (!x || json_object_setn_new_nocheck(o, k, kl, x) != 0)
                 goto bad;
@@ -356,24 +365,10 @@ static bool eq(const gr_kube_keydict *d, rd *r, const json_t *like, int depth)
         if (!json_is_object(like) || !get_varint(&s, &n) || n != json_object_size(like))
             return false;
         for (uint64_t i = 0; i < n; i++) {
-            uint64_t kr;
             const char *k;
             size_t kl;
-            if (!get_varint(&s, &kr))
+            if (!get_key(d, &s, &k, &kl))
                 return false;
-            if (kr & 1) {
-                kl = (size_t)(kr >> 1);
-                if (kl > (size_t)(s.end - s.p))
-                    return false;
-                k = (const char *)s.p;
-                s.p += kl;
-            } else {
-                const kd_key *e = kd_get(d, (size_t)(kr >> 1));
-                if (!e)
-                    return false;
-                k = e->s;
-                kl = e->len;
-            }
             if (!eq(d, &s, json_object_getn(like, k, kl), depth + 1))
                 return false;
         }
@@ -413,24 +408,10 @@ static json_t *dec_like(const gr_kube_keydict *d, rd *r, const json_t *like, int
     }
     json_t *o = json_object();
     for (uint64_t i = 0; o && i < n; i++) {
-        uint64_t kr;
         const char *k;
         size_t kl;
-        if (!get_varint(r, &kr))
+        if (!get_key(d, r, &k, &kl))
             goto bad;
-        if (kr & 1) {
-            kl = (size_t)(kr >> 1);
-            if (kl > (size_t)(r->end - r->p))
-                goto bad;
-            k = (const char *)r->p;
-            r->p += kl;
-        } else {
-            const kd_key *e = kd_get(d, (size_t)(kr >> 1));
-            if (!e)
-                goto bad;
-            k = e->s;
-            kl = e->len;
-        }
         json_t *x = dec_like(d, r, json_object_getn(like, k, kl), depth + 1);
         if (!x || json_object_setn_new_nocheck(o, k, kl, x) != 0)
             goto bad;
