@@ -23,7 +23,9 @@
 #include "gr_kube_informer.h"
 #include "gr_kube_rest.h"
 
-#define THREADS 8
+/* Writers for populate/update, each with its own client (one connection
+ * each): a shared client serializes them. */
+#define THREADS 24
 
 static double mono_s(void)
 {
@@ -70,7 +72,7 @@ static gr_kube_client *client(const char *kubeconfig)
 /* ---- populate / update ------------------------------------------------- */
 
 typedef struct work {
-    gr_kube_client *c;
+    const char *kubeconfig;
     const char *ns;
     int n;
     const char *tag; /* NULL: create */
@@ -100,16 +102,19 @@ static json_t *pod(int i)
         "volumes", "name", "shm", "emptyDir", "name", "data", "hostPath", "path", "/data");
 }
 
+static gr_kube_client *client(const char *kubeconfig);
+
 static void *worker(void *arg)
 {
     work *w = arg;
+    gr_kube_client *c = client(w->kubeconfig);
     for (int i; (i = atomic_fetch_add(&w->next, 1)) < w->n;) {
         gr_kube_status st;
         gr_err err;
         int rc;
         if (!w->tag) {
             json_t *p = pod(i);
-            rc = gr_kube_create(w->c, &GR_KUBE_PODS, w->ns, p, NULL, NULL, &st, &err);
+            rc = gr_kube_create(c, &GR_KUBE_PODS, w->ns, p, NULL, NULL, &st, &err);
             json_decref(p);
             if (rc == GR_ECONFLICT) /* already there from an earlier run */
                 rc = GR_OK;
@@ -117,13 +122,14 @@ static void *worker(void *arg)
             char name[64];
             snprintf(name, sizeof name, "bench-%06d", i);
             json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "bench-round", w->tag);
-            rc = gr_kube_patch(w->c, &GR_KUBE_PODS, w->ns, name, GR_KUBE_PATCH_MERGE, patch, NULL,
+            rc = gr_kube_patch(c, &GR_KUBE_PODS, w->ns, name, GR_KUBE_PATCH_MERGE, patch, NULL,
                                NULL, &st, &err);
             json_decref(patch);
         }
         if (rc != GR_OK && atomic_fetch_add(&w->failed, 1) < 5)
             fprintf(stderr, "bench_kube_informer: %s\n", err.msg);
     }
+    gr_kube_client_free(c);
     return NULL;
 }
 
@@ -137,7 +143,7 @@ static int run_workers(work *w)
     return atomic_load(&w->failed) ? 1 : 0;
 }
 
-static int populate(gr_kube_client *c, const char *ns, int n)
+static int populate(gr_kube_client *c, const char *kubeconfig, const char *ns, int n)
 {
     json_t *nso = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
                             "metadata", "name", ns);
@@ -161,7 +167,7 @@ static int populate(gr_kube_client *c, const char *ns, int n)
         struct timespec ts = {0, 100000000};
         nanosleep(&ts, NULL);
     }
-    work w = {.c = c, .ns = ns, .n = n};
+    work w = {.kubeconfig = kubeconfig, .ns = ns, .n = n};
     double t0 = mono_s();
     rc = run_workers(&w);
     printf("populate_wall: %.1f s\n", mono_s() - t0);
@@ -265,9 +271,9 @@ int main(int argc, char **argv)
     gr_kube_client *c = client(argv[2]);
     int rc = 2;
     if (strcmp(cmd, "populate") == 0) {
-        rc = populate(c, ns, n);
+        rc = populate(c, argv[2], ns, n);
     } else if (strcmp(cmd, "update") == 0 && argc > 5) {
-        work w = {.c = c, .ns = ns, .n = n, .tag = argv[5]};
+        work w = {.kubeconfig = argv[2], .ns = ns, .n = n, .tag = argv[5]};
         double t0 = mono_s();
         rc = run_workers(&w);
         fprintf(stderr, "update_wall: %.1f s\n", mono_s() - t0);
