@@ -859,6 +859,30 @@ static void no_nvl_env(json_t *job)
         env, json_pack("{s:s,s:s}", "name", GR_NVCRE_WF_DIAG_NO_NVL_ENV, "value", "0"));
 }
 
+/* One iterationHistory entry's "groups": name, phase and the Job's name of
+ * each group; with `times`, its startTime and completionTime too (a regular
+ * iteration records them, a diagnose round does not). The caller owns the
+ * returned array. */
+static json_t *history_groups(const json_t *groups, bool times)
+{
+    json_t *hg = json_array();
+    size_t i;
+    const json_t *g;
+    json_array_foreach(groups, i, g)
+    {
+        json_t *e = json_pack("{s:s,s:s}", "name", sget(g, "name"), "phase", sget(g, "phase"));
+        if (json_object_get(g, "jobRef"))
+            json_object_set_new(e, "jobName",
+                                json_string(sget(json_object_get(g, "jobRef"), "name")));
+        if (times && *sget(g, "startTime"))
+            json_object_set(e, "startTime", json_object_get(g, "startTime"));
+        if (times && *sget(g, "completionTime"))
+            json_object_set(e, "completionTime", json_object_get(g, "completionTime"));
+        json_array_append_new(hg, e);
+    }
+    return hg;
+}
+
 enum { DIAG_NEXT = 0, DIAG_PENDING = 1, DIAG_DONE = 2 };
 
 /* A diagnose round finished (every group terminal): bandwidth
@@ -925,15 +949,7 @@ static int diag_round(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status, cons
         hist = json_array();
         json_object_set_new(orch, "iterationHistory", hist);
     }
-    json_t *hg = json_array();
-    json_array_foreach(groups, i, g)
-    {
-        json_t *e = json_pack("{s:s,s:s}", "name", sget(g, "name"), "phase", sget(g, "phase"));
-        if (json_object_get(g, "jobRef"))
-            json_object_set_new(e, "jobName",
-                                json_string(sget(json_object_get(g, "jobRef"), "name")));
-        json_array_append_new(hg, e);
-    }
+    json_t *hg = history_groups(groups, false);
     json_int_t round = json_integer_value(json_object_get(st, "round"));
     json_array_append_new(hist, json_pack("{s:I,s:s,s:o}", "iteration", round, "stage",
                                           sget(st, "stage"), "groups", hg));
@@ -1191,19 +1207,7 @@ static int track_and_launch(gr_nvcre_wf_ctl *c, const json_t *wf, json_t *status
             hist = json_array();
             json_object_set_new(orch, "iterationHistory", hist);
         }
-        json_t *hg = json_array();
-        json_array_foreach(groups, i, g)
-        {
-            json_t *e = json_pack("{s:s,s:s}", "name", sget(g, "name"), "phase", sget(g, "phase"));
-            if (json_object_get(g, "jobRef"))
-                json_object_set_new(e, "jobName",
-                                    json_string(sget(json_object_get(g, "jobRef"), "name")));
-            if (*sget(g, "startTime"))
-                json_object_set(e, "startTime", json_object_get(g, "startTime"));
-            if (*sget(g, "completionTime"))
-                json_object_set(e, "completionTime", json_object_get(g, "completionTime"));
-            json_array_append_new(hg, e);
-        }
+        json_t *hg = history_groups(groups, true);
         if (completed < iterations) {
             json_array_append_new(hist, json_pack("{s:i,s:o}", "iteration", cur, "groups", hg));
             json_array_foreach(groups, i, g)

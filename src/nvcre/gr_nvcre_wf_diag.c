@@ -261,6 +261,23 @@ static void seed_sets(json_t *st)
     json_object_set_new(st, "confirmNodes", json_array());
 }
 
+/* A set split in two for the next round: a copy of `s` recording the halves
+ * under k0/k1 goes to `keep`, and one group per half, "<prefix>-<idx>-<k>",
+ * to `gs`. Takes the references to h0 and h1. */
+static void keep_split(json_t *keep, json_t *gs, const json_t *s, const char *prefix, int idx,
+                       const char *k0, json_t *h0, const char *k1, json_t *h1)
+{
+    char name[64];
+    json_t *ns = json_deep_copy(s);
+    json_object_set(ns, k0, h0);
+    json_object_set(ns, k1, h1);
+    json_array_append_new(keep, ns);
+    snprintf(name, sizeof name, "%s-%d-%s", prefix, idx, k0);
+    json_array_append_new(gs, group(name, h0));
+    snprintf(name, sizeof name, "%s-%d-%s", prefix, idx, k1);
+    json_array_append_new(gs, group(name, h1));
+}
+
 /* Groups of the next bisection/cross-boundary round; sets too small to
  * split go to confirmNodes. NULL when no set is left. */
 static json_t *plan_bisect(json_t *st, int min_group)
@@ -292,14 +309,7 @@ static json_t *plan_bisect(json_t *st, int min_group)
             add_all(m1, b1);
             json_decref(b0);
             json_decref(b1);
-            json_t *ns = json_deep_copy(s);
-            json_object_set(ns, "mix0", m0);
-            json_object_set(ns, "mix1", m1);
-            json_array_append_new(keep, ns);
-            snprintf(name, sizeof name, "cross-%d-mix0", idx);
-            json_array_append_new(gs, group(name, m0));
-            snprintf(name, sizeof name, "cross-%d-mix1", idx);
-            json_array_append_new(gs, group(name, m1));
+            keep_split(keep, gs, s, "cross", idx, "mix0", m0, "mix1", m1);
             /* crossBoundaryState["cross-<set>"]: the probe round and halves. */
             snprintf(name, sizeof name, "cross-%d", idx);
             json_object_set_new(cross, name,
@@ -314,14 +324,7 @@ static json_t *plan_bisect(json_t *st, int min_group)
             continue;
         }
         json_t *h0 = slice(nodes, 0, n / 2), *h1 = slice(nodes, n / 2, n);
-        json_t *ns = json_deep_copy(s);
-        json_object_set(ns, "h0", h0);
-        json_object_set(ns, "h1", h1);
-        json_array_append_new(keep, ns);
-        snprintf(name, sizeof name, "bisect-%d-h0", idx);
-        json_array_append_new(gs, group(name, h0));
-        snprintf(name, sizeof name, "bisect-%d-h1", idx);
-        json_array_append_new(gs, group(name, h1));
+        keep_split(keep, gs, s, "bisect", idx, "h0", h0, "h1", h1);
         nbisect++;
     }
     json_object_set_new(st, "bisectSets", keep);

@@ -127,7 +127,7 @@ for img in "${IMAGES[@]}"; do
   for p in $(cd "$rootfs/usr/local/bin" && ls); do
     [[ $p == gpuready-idle ]] || grep -q "/$p\b" "$df" || die "$img: Dockerfile does not install $p"
   done
-  if grep -q __asan_init "$rootfs$entry" || find "$rootfs" -name 'libasan.so*' | grep -q .; then sanitized=1; fi
+  if grep -q __asan_init "$rootfs$entry" || [[ -n $(find "$rootfs" -name 'libasan.so*') ]]; then sanitized=1; fi
   note "$img: layout ok, $(find "$rootfs" -type f | wc -l) files"
 done
 

@@ -127,10 +127,10 @@ kc -n "$ns" patch jobs.nvcre.nvidia.com my-job --subresource=status --type=merge
   restart_fail "status patch"
 start_mgr
 for _ in $(seq 1 300); do
-  kc -n "$ns" get events --field-selector reason=WorkloadAdopted -o name | grep -q . && break
+  [[ -n $(kc -n "$ns" get events --field-selector reason=WorkloadAdopted -o name) ]] && break
   sleep 0.1
 done
-kc -n "$ns" get events --field-selector reason=WorkloadAdopted -o name | grep -q . ||
+[[ -n $(kc -n "$ns" get events --field-selector reason=WorkloadAdopted -o name) ]] ||
   restart_fail "no WorkloadAdopted Event after the restart"
 wait_reason WorkloadRunningInProgress
 [[ $(kc -n "$ns" get trainjobs -o name | wc -l) -eq 1 ]] || restart_fail "want exactly one TrainJob"

@@ -90,7 +90,7 @@ succeeded() { [[ $(phase) == Succeeded/* ]]; }
 wait_for "the Job to succeed under the new manager" succeeded
 [[ $(kc -n "$ns" get goodputmeasurements -o name | wc -l) -eq 1 ]] || restart_fail "want exactly one GoodputMeasurement"
 [[ $(kc -n "$ns" get bandwidthmeasurements -o name | wc -l) -eq 1 ]] || restart_fail "want exactly one BandwidthMeasurement"
-if kc -n "$ns" get events --field-selector reason=MeasurementCreationError -o name | grep -q .; then
+if [[ -n $(kc -n "$ns" get events --field-selector reason=MeasurementCreationError -o name) ]]; then
   restart_fail "MeasurementCreationError after the restart"
 fi
 echo "restart: one train-goodput and one train-bandwidth across a manager restart, no MeasurementCreationError"

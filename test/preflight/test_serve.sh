@@ -148,7 +148,9 @@ mv -T "$CERTS/..data_tmp" "$CERTS/..data"
 sleep 1.5
 subject | grep -q preflight-gen2 || fail "mismatched pair was installed"
 grep -q 'does not match the certificate' "$WORK/log" || fail "mismatch not reported"
-curl -sk "$URL/metrics" | grep -q '^preflight_certificate_reloads_total{result="error"} [1-9]' || fail "reload error metric"
+# read whole first: `curl | grep -q` fails under pipefail when grep stops early
+metrics=$(curl -sk "$URL/metrics")
+grep -q '^preflight_certificate_reloads_total{result="error"} [1-9]' <<<"$metrics" || fail "reload error metric"
 
 # graceful SIGTERM
 kill -TERM "$PID"
