@@ -30,6 +30,10 @@
  * fresh namespaces; the pods/s figures and the ratio are medians over the
  * rounds (one line per round goes to stderr).
  *
+ * GR_BENCH_WEBHOOK_CPUS=1 (a CPU list) runs the webhook replicas on those
+ * CPUs and everything else on the others: the webhook's own latency
+ * without the API server on the same cores (gang_burst_pinned says so).
+ *
  * Prints `name: value unit` lines (no goal is asserted here):
  *   gang_burst_{none,static,real}_pods_per_second   medians
  *   gang_burst_{none,static,real}_failed            summed over the rounds
@@ -67,7 +71,9 @@
  * connection was reset); such a refusal shows in _failed.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -612,12 +618,80 @@ static void front_stop(front *f)
 
 /* Start `serve` as deployed (default flags, --leader-elect on Lease in
  * lease_ns); its log goes to WORK/webhook-<tag>.log. */
+/* GR_BENCH_WEBHOOK_CPUS (a list such as "1" or "2-3"): the webhook
+ * replicas run on those CPUs and everything else — this process with its
+ * writers and the do-nothing webhook, kube-apiserver, etcd and the
+ * controller manager — on the others, as on a cluster where the webhook's
+ * pods have a node of their own. Unset: no pinning. */
+static bool g_pin;
+static cpu_set_t g_wh_cpus, g_other_cpus;
+
+static void pin_parse(void)
+{
+    const char *v = getenv("GR_BENCH_WEBHOOK_CPUS");
+    if (!v || !*v)
+        return;
+    CPU_ZERO(&g_wh_cpus);
+    for (const char *s = v; *s;) {
+        char *e;
+        long a = strtol(s, &e, 10), b = a;
+        if (e == s)
+            die("GR_BENCH_WEBHOOK_CPUS: want a list such as 1 or 2-3,5");
+        if (*e == '-')
+            b = strtol(e + 1, &e, 10);
+        for (long c = a; c <= b && c >= 0 && c < CPU_SETSIZE; c++)
+            CPU_SET((int)c, &g_wh_cpus);
+        s = *e == ',' ? e + 1 : e;
+        if (*e && *e != ',')
+            die("GR_BENCH_WEBHOOK_CPUS: want a list such as 1 or 2-3,5");
+    }
+    cpu_set_t all;
+    if (sched_getaffinity(0, sizeof all, &all) != 0)
+        die("sched_getaffinity");
+    CPU_ZERO(&g_other_cpus);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &all) && !CPU_ISSET(c, &g_wh_cpus))
+            CPU_SET(c, &g_other_cpus);
+    if (CPU_COUNT(&g_other_cpus) == 0 || CPU_COUNT(&g_wh_cpus) == 0)
+        die("GR_BENCH_WEBHOOK_CPUS must leave CPUs to the rest and name at least one");
+    g_pin = true;
+}
+
+/* Every thread of `pid` onto `set`. */
+static void pin_process(pid_t pid, const cpu_set_t *set)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.')
+            (void)sched_setaffinity((pid_t)atoi(e->d_name), sizeof *set, set);
+    if (d)
+        closedir(d);
+}
+
+static void pin_rest(void)
+{
+    if (!g_pin)
+        return;
+    pin_process(getpid(), &g_other_cpus); /* threads started later inherit it */
+    static const char *const comp[] = {"kube-apiserver", "etcd", "kube-controller-manager"};
+    for (size_t i = 0; i < sizeof comp / sizeof *comp; i++) {
+        pid_t p = cluster_pid(comp[i]);
+        if (p > 0)
+            pin_process(p, &g_other_cpus);
+    }
+}
+
 static pid_t start_serve(const char *bin, const char *tag, int port, int probe, const char *cfgpath,
                          const char *lease_ns)
 {
     pid_t child = fork();
     if (child != 0)
         return child;
+    if (g_pin)
+        (void)sched_setaffinity(0, sizeof g_wh_cpus, &g_wh_cpus);
     char logp[512], portarg[32], probearg[64], certdir[512], cfgarg[600], lns[200], pod[64];
     snprintf(logp, sizeof logp, "%s/webhook-%s.log", g_work, tag);
     snprintf(portarg, sizeof portarg, "--port=%d", port);
@@ -706,6 +780,8 @@ int main(int argc, char **argv)
         die("bad pods/writers");
     if (gr_harness_open(&g_c) != 0)
         die("no cluster (GR_CLUSTER_DIR; scripts/cluster up DIR)");
+    pin_parse();
+    pin_rest();
     signal(SIGPIPE, SIG_IGN);
     snprintf(g_work, sizeof g_work, "/tmp/gang-burst-XXXXXX");
     if (!mkdtemp(g_work))
@@ -901,6 +977,8 @@ int main(int argc, char **argv)
     for (int rd = 0; rd < rounds; rd++)
         ratio[rd] = 100.0 * t_r[rd][1] / t_r[rd][2];
     printf("gang_burst_rounds: %d rounds\n", rounds);
+    printf("gang_burst_pinned: %d (webhook on its own CPUs: %s)\n", g_pin ? 1 : 0,
+           g_pin ? getenv("GR_BENCH_WEBHOOK_CPUS") : "no");
     printf("gang_burst_none_pods_per_second: %.1f pods/s\n", median(pps[0], rounds));
     printf("gang_burst_static_pods_per_second: %.1f pods/s\n", median(pps[1], rounds));
     printf("gang_burst_real_pods_per_second: %.1f pods/s\n", median(pps[2], rounds));
