@@ -30,9 +30,10 @@
  * fresh namespaces; the pods/s figures and the ratio are medians over the
  * rounds (one line per round goes to stderr).
  *
- * GR_BENCH_WEBHOOK_CPUS=1 (a CPU list) runs the webhook replicas on those
- * CPUs and everything else on the others: the webhook's own latency
- * without the API server on the same cores (gang_burst_pinned says so).
+ * GR_BENCH_WEBHOOK_CPUS=1 (a CPU list) runs the webhook replicas and the
+ * do-nothing webhook's server threads on those CPUs and everything else on
+ * the others: each webhook's own latency without the API server on the
+ * same cores, as on a node of its own (gang_burst_pinned says so).
  *
  * Prints `name: value unit` lines (no goal is asserted here):
  *   gang_burst_{none,static,real}_pods_per_second   medians
@@ -845,8 +846,14 @@ int main(int argc, char **argv)
         .port = 0, .cert_dir = certdir, .threads = 2, .loopback_only = true};
     gr_preflight_server *ss = NULL;
     gr_preflight_gang_ops none = {0};
+    /* The do-nothing webhook's server threads inherit this thread's CPUs:
+     * with GR_BENCH_WEBHOOK_CPUS they run where the real webhook runs. */
+    if (g_pin)
+        (void)sched_setaffinity(0, sizeof g_wh_cpus, &g_wh_cpus);
     if (gr_preflight_server_start(&so, scfg, &none, &ss, &err) != GR_OK)
         die(err.msg);
+    if (g_pin)
+        (void)sched_setaffinity(0, sizeof g_other_cpus, &g_other_cpus);
     int port_static = gr_preflight_server_port(ss);
 
     /* wait for the real webhook to be ready */
