@@ -17,6 +17,9 @@
 # dependencies. More nodes only repeat identical Jobs. Volatile fields are
 # fixed: uids are 00000000-0000-4000-8000-<kind><n>, the clock 2026-01-01.
 #
+# WF-67: the WorkflowSpec each golden shows is the one pulled from the
+# catalog for that {domain, variant}.
+#
 # Also: CategoryOptions goldens (data/catalog/options/<name>.yaml, cases at
 # the end) show options reaching the workload, or their refusal.
 #

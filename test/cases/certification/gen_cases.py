@@ -7,8 +7,12 @@ creates (the Workflow controller is simulated: these cases pin the
 Certification controller alone), a final waitFor and the snapshot of
 Certifications and Workflows. Run from this folder; then
 scripts/reconcile-cases --update test/cases/certification writes the
-expected.json files. Checklist IDs: none (Certification is not in
-shared/spec/checklist.md)."""
+expected.json files. Checklist IDs: Certification itself is not in
+shared/spec/checklist.md; the Workflows it creates are. WF-66: every
+snapshot names its Workflows <certificationName>-<domain>-<variant> (e.g.
+certification-aws-h100-nccl: c-communication-nccl-all-reduce; wf_name()
+below). WF-67: each snapshot's Workflow spec is the catalog's for that
+{domain, variant} (also test/nvcre/test_catalog_goldens.sh)."""
 import json, os, shutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
