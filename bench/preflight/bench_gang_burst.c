@@ -67,6 +67,9 @@
  *   gang_burst_kill_injected               stored pods with the injection
  *   gang_burst_kill_killed_leader          1 when the killed replica led
  *   gang_burst_kill_gang_complete_after_last_ip_seconds
+ * GR_BENCH_KILL_SIGNAL=TERM sends SIGTERM instead: the replica stops
+ * accepting (the front then skips it, as a Service drops an endpoint),
+ * answers what it holds and exits — a rollout or a drain.
  * A request the killed replica was answering at the instant of SIGKILL is
  * lost with the process (the API server does not retry a webhook call whose
  * connection was reset); such a refusal shows in _failed.
@@ -153,8 +156,9 @@ typedef struct burst {
     int phase; /* 0 create, 1 status IP */
     atomic_int failed;
     atomic_int done; /* requests answered (either way) */
-    int kill_at;     /* > 0: SIGKILL kill_pid when done reaches it */
+    int kill_at;     /* > 0: signal kill_pid when done reaches it */
     pid_t kill_pid;
+    int kill_sig; /* SIGKILL, or SIGTERM (GR_BENCH_KILL_SIGNAL=TERM) */
     atomic_int killed;
 } burst;
 
@@ -205,7 +209,7 @@ static void *writer(void *arg)
                         b->phase ? "patch" : "create", err.msg);
         }
         if (b->kill_at > 0 && atomic_fetch_add(&b->done, 1) + 1 == b->kill_at &&
-            kill(b->kill_pid, SIGKILL) == 0)
+            kill(b->kill_pid, b->kill_sig ? b->kill_sig : SIGKILL) == 0)
             atomic_store(&b->killed, 1);
     }
     gr_kube_client_free(kc);
@@ -1042,7 +1046,10 @@ int main(int argc, char **argv)
         bool a_leads = is_leader(port_real), b_leads = is_leader(port_b);
         pid_t victim = b_leads && !a_leads ? child_b : child;
         bool killed_leader = victim == child ? a_leads : b_leads;
-        burst b_kill = {.ns = ns_kill, .n = n, .w = w, .kill_at = n / 2, .kill_pid = victim};
+        const char *ks = getenv("GR_BENCH_KILL_SIGNAL");
+        int sig = ks && strcmp(ks, "TERM") == 0 ? SIGTERM : SIGKILL;
+        burst b_kill = {
+            .ns = ns_kill, .n = n, .w = w, .kill_at = n / 2, .kill_pid = victim, .kill_sig = sig};
         double t_kill = run_burst(&b_kill);
         if (victim == child)
             child = -1;
@@ -1065,8 +1072,8 @@ int main(int argc, char **argv)
             }
             usleep(100000);
         }
-        printf("gang_burst_kill_killed: %d replica (SIGKILL after %d of %d pods)\n",
-               atomic_load(&b_kill.killed), n / 2, n);
+        printf("gang_burst_kill_killed: %d replica (%s after %d of %d pods)\n",
+               atomic_load(&b_kill.killed), sig == SIGTERM ? "SIGTERM" : "SIGKILL", n / 2, n);
         printf("gang_burst_kill_killed_leader: %d\n", killed_leader ? 1 : 0);
         printf("gang_burst_kill_pods_per_second: %.1f pods/s\n", n / t_kill);
         printf("gang_burst_kill_failed: %d pods\n", atomic_load(&b_kill.failed));

@@ -474,7 +474,7 @@ int gr_preflight_server_start(const gr_preflight_server_opts *opts, const gr_pre
     if (!s->o.threads)
         s->o.threads = 2;
     if (!s->o.timeout_s)
-        s->o.timeout_s = 10;
+        s->o.timeout_s = GR_PREFLIGHT_DEFAULT_TIMEOUT_S;
     s->cfg = cfg;
     s->gang = gang;
     s->start_time = wall_now();
@@ -551,6 +551,13 @@ int gr_preflight_server_reload_certs(gr_preflight_server *s, gr_err *err)
     return certs_check(err);
 }
 
+/* Connections the daemon holds (in use or kept alive). */
+static unsigned open_connections(gr_preflight_server *s)
+{
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return di ? di->num_connections : 0;
+}
+
 void gr_preflight_server_drain(gr_preflight_server *s, int64_t timeout_ms)
 {
     if (!s || !s->d)
@@ -560,7 +567,7 @@ void gr_preflight_server_drain(gr_preflight_server *s, int64_t timeout_ms)
     if (fd != MHD_INVALID_SOCKET)
         close(fd);
     int64_t deadline = mono_ns() + timeout_ms * 1000000;
-    while (atomic_load(&s->inflight) > 0 && mono_ns() < deadline) {
+    while ((atomic_load(&s->inflight) > 0 || open_connections(s) > 0) && mono_ns() < deadline) {
         struct timespec ts = {0, 10 * 1000000};
         nanosleep(&ts, NULL);
     }

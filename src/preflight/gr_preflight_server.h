@@ -17,7 +17,12 @@
  * process must use the same cert_dir (GR_EUNSUPPORTED otherwise).
  *
  * Limits: bodies larger than max_body get 413; connections idle for
- * timeout_s seconds are closed (read and write timeout).
+ * timeout_s seconds are closed (read and write timeout). The default,
+ * GR_PREFLIGHT_DEFAULT_TIMEOUT_S, outlasts the API server's own idle
+ * timeout for webhook connections (client-go: 90 s), so the API server is
+ * the side that closes an idle connection: a close from this side can cross
+ * a request the API server just sent on it, and the API server does not
+ * retry a webhook POST ("http: server closed idle connection").
  *
  * Ownership: the config and gang ops are borrowed and must outlive the
  * server. Thread-safety: start/stop/drain from one thread; reload_certs and
@@ -35,6 +40,8 @@
 
 #define GR_PREFLIGHT_DEFAULT_PORT     8443
 #define GR_PREFLIGHT_DEFAULT_MAX_BODY ((size_t)4 * 1024 * 1024)
+/* Idle timeout, seconds: longer than the API server's 90 s (see above). */
+#define GR_PREFLIGHT_DEFAULT_TIMEOUT_S 120
 /* GET /healthz with this header set to "readiness" answers as /readyz
  * (the chart's readiness probe: the contract's path, PF-219, with the
  * runtime's readiness behind it). */
@@ -45,7 +52,7 @@ typedef struct gr_preflight_server_opts {
     const char *cert_dir;    /* directory holding tls.crt and tls.key */
     size_t max_body;         /* 0: GR_PREFLIGHT_DEFAULT_MAX_BODY */
     unsigned threads;        /* worker threads; 0: 2 */
-    unsigned timeout_s;      /* idle/read/write timeout; 0: 10 */
+    unsigned timeout_s;      /* idle/read/write timeout; 0: GR_PREFLIGHT_DEFAULT_TIMEOUT_S */
     bool loopback_only;      /* bind 127.0.0.1 (tests, benchmarks) */
     bool static_response;    /* benchmark ceiling: /mutate returns a fixed
                                 "allowed" review without looking at the body */
@@ -82,7 +89,10 @@ int gr_preflight_server_reload_certs(gr_preflight_server *s, gr_err *err);
 
 /* Graceful shutdown, first half: /readyz turns 503, the listening socket
  * stops accepting, responses carry "Connection: close"; waits up to
- * timeout_ms for requests in flight to finish. */
+ * timeout_ms for requests in flight to finish and for the clients to close
+ * their kept-alive connections (each next request on one is answered, with
+ * "Connection: close"), so that no connection is closed under a request the
+ * client is sending. */
 void gr_preflight_server_drain(gr_preflight_server *s, int64_t timeout_ms);
 
 /* Stop and free (closes remaining connections). NULL is a no-op. */

@@ -152,8 +152,23 @@ grep -q 'does not match the certificate' "$WORK/log" || fail "mismatch not repor
 metrics=$(curl -sk "$URL/metrics")
 grep -q '^preflight_certificate_reloads_total{result="error"} [1-9]' <<<"$metrics" || fail "reload error metric"
 
-# graceful SIGTERM
-kill -TERM "$PID"
+# graceful SIGTERM. A client's kept-alive connection stays open through the
+# drain: its next request is answered (with "Connection: close") instead of
+# the connection being closed under it — the API server does not retry a
+# webhook POST whose connection the server closed ("broken pipe"/EOF).
+req='GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+{
+  printf "$req"
+  sleep 1
+  kill -TERM "$PID"
+  sleep 0.7
+  printf "$req"
+  sleep 1.5
+} | openssl s_client -quiet -connect "127.0.0.1:$PORT" >"$WORK/drain.out" 2>/dev/null || true
+drain=$(tr -d '\r' <"$WORK/drain.out")
+[ "$(grep -o 'HTTP/1.1 200 OK' <<<"$drain" | wc -l)" = 2 ] ||
+  fail "the kept-alive connection was not served through the drain: $drain"
+grep -qi '^connection: close' <<<"$drain" || fail "no Connection: close while draining: $drain"
 for _ in $(seq 80); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$PID" 2>/dev/null; then fail "still running 8 s after SIGTERM"; fi
 wait "$PID" || fail "exit status $? after SIGTERM"
