@@ -156,14 +156,18 @@ grep -q '^preflight_certificate_reloads_total{result="error"} [1-9]' <<<"$metric
 # drain: its next request is answered (with "Connection: close") instead of
 # the connection being closed under it — the API server does not retry a
 # webhook POST whose connection the server closed ("broken pipe"/EOF).
+# Each step waits for what it needs (no fixed sleeps): the first answer,
+# then the listener gone (the drain has begun), then the second answer.
 req='GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+answers() { grep -o 'HTTP/1.1 200 OK' "$WORK/drain.out" 2>/dev/null | wc -l; }
+: >"$WORK/drain.out"
 {
   printf "$req"
-  sleep 1
+  for _ in $(seq 300); do [ "$(answers)" -ge 1 ] && break; sleep 0.1; done
   kill -TERM "$PID"
-  sleep 0.7
+  for _ in $(seq 300); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null || break; sleep 0.1; done
   printf "$req"
-  sleep 1.5
+  for _ in $(seq 300); do [ "$(answers)" -ge 2 ] && break; sleep 0.1; done
 } | openssl s_client -quiet -connect "127.0.0.1:$PORT" >"$WORK/drain.out" 2>/dev/null || true
 drain=$(tr -d '\r' <"$WORK/drain.out")
 [ "$(grep -o 'HTTP/1.1 200 OK' <<<"$drain" | wc -l)" = 2 ] ||
