@@ -133,14 +133,19 @@ case("wf-validation-failed", "WF-51 WF-52 WF-54: threshold miss only: Failed Job
                                                  cond("ValidationFailed", "True", "ThresholdViolated"))),
       "waitFor": {"kind": "Workflow", "name": "wf", "condition": "ValidationFailed", "reason": "JobValidationFailed"}})
 case("wf-job-timeout", "timeoutPerJob from workloadStartTime: JobTimedOut on the Job, never retried",
-     [workflow("wf-job-timeout", execution={"timeoutPerJob": "1s", "retryFailedGroups": 2}, deps=[runtime()])],
+     [workflow("wf-job-timeout", execution={"timeoutPerJob": "10m", "retryFailedGroups": 2}, deps=[runtime()])],
      {"generateNodes": nodes("wf-job-timeout", 2),
       "steps": done_steps(["wf-job"], job_status(cond("InProgress", "True", "WorkloadRunning"),
                                                  workloadStartTime="2026-01-01T00:00:00Z")),
       "waitFor": {"kind": "Workflow", "name": "wf", "condition": "Failed", "reason": "IterationsFailed"},
       "events": [{"involvedKind": "Job", "involvedName": "wf-job", "expect": [{"type": "Warning", "reason": "JobTimedOut"}]}]})
+# timeoutPerJob 10m here, in wf-job-timeout and in wf-job-timeout-blocked: until the status patch lands, the
+# group's own start is the clock, and a 1 s timeout could fire first under
+# load (CI saw "Job exceeded timeoutPerJob" without the unschedulable part).
+# After the patch the verdict does not depend on it: a blocked episode since
+# 2026-01-01 is far past 10m, and a queued Job never times out.
 case("wf-job-queued-no-timeout", "ADR-083: a queued Job (workloadRef, no start) does not time out",
-     [workflow("wf-job-queued-no-timeout", execution={"timeoutPerJob": "1s"}, deps=[runtime()])],
+     [workflow("wf-job-queued-no-timeout", execution={"timeoutPerJob": "10m"}, deps=[runtime()])],
      {"generateNodes": nodes("wf-job-queued-no-timeout", 2),
       "steps": done_steps(["wf-job"], job_status(cond("InProgress", "True", "WorkloadPending"),
                                                  workloadRef={"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "name": "w"})),
@@ -378,7 +383,7 @@ case("wf-thresholds-copied", "validation.performance thresholds and measurementT
      [with_validation(workflow("wf-thresholds-copied", deps=[runtime()]))],
      {"generateNodes": nodes("wf-thresholds-copied", 2), "waitFor": {"kind": "Job", "name": "wf-job"}, "collect": ["Job"]})
 case("wf-job-timeout-blocked", "timeout during a scheduling-blocked episode: the unschedulable message",
-     [workflow("wf-job-timeout-blocked", execution={"timeoutPerJob": "1s"}, deps=[runtime()])],
+     [workflow("wf-job-timeout-blocked", execution={"timeoutPerJob": "10m"}, deps=[runtime()])],
      {"generateNodes": nodes("wf-job-timeout-blocked", 2),
       "steps": done_steps(["wf-job"], job_status(cond("InProgress", "True", "WorkloadSchedulingBlocked"),
                                                  schedulingBlockedSince="2026-01-01T00:00:00Z")),
