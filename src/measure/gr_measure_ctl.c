@@ -22,6 +22,12 @@
 #define MAX_POLLS      64 /* per reconcile: 64 × 4 MiB at most */
 #define MAX_EVENTS     200000
 #define DEFAULT_SAMPLE ((int64_t)60 * 1000000000)
+/* A measurement whose Job or LogProfile is not (yet) in the caches is
+ * looked at again after at most this long, not only after its
+ * sampleInterval: the caches fill independently, so a measurement can be
+ * seen before the Job and LogProfile created just ahead of it, and
+ * LogProfile events do not enqueue measurements. */
+#define RECHECK_MISSING ((int64_t)5 * 1000000000)
 
 static const gr_kube_gvr GVR_JOBS = {"nvcre.nvidia.com", "v1alpha1", "jobs"};
 static const gr_kube_gvr GVR_GMS = {"nvcre.nvidia.com", "v1alpha1", "goodputmeasurements"};
@@ -505,9 +511,15 @@ static int reconcile(void *ctx, const char *key, int64_t *requeue_after_ns, gr_e
     char jkey[600];
     snprintf(jkey, sizeof jkey, "%s/%s", ns, jobname ? jobname : "");
     if (!jobname || gr_kube_cache_get(mc->jobs, jkey, &job, NULL) != GR_OK) {
+        if (*requeue_after_ns > RECHECK_MISSING) {
+            *requeue_after_ns = RECHECK_MISSING;
+        }
         goto out; /* the Job is not there (yet) */
     }
     if (!lpname || gr_kube_cache_get(mc->lps, lpname, &lp, NULL) != GR_OK) {
+        if (*requeue_after_ns > RECHECK_MISSING) {
+            *requeue_after_ns = RECHECK_MISSING;
+        }
         char msg[400];
         gr_err eerr;
         snprintf(msg, sizeof msg, "LogProfile %s not found", lpname ? lpname : "");
